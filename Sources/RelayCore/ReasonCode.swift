@@ -1,0 +1,77 @@
+/// The stable, machine-readable reason behind every decision and every close.
+///
+/// The same string appears in an HTTP refusal body, in the `reason` column of the audit
+/// trail and in logs, so ops and reviewers can grep one word across all three.
+/// Raw values never change once shipped; add new cases instead.
+public enum ReasonCode: String, Sendable, CaseIterable, Codable {
+    // Allowed / normal outcomes.
+    case allowed = "allowed"
+    case clientClosed = "client-closed"
+    case upstreamClosed = "upstream-closed"
+    case completed = "completed"
+
+    // Malformed requests: 400.
+    case badRequest = "bad-request"
+    case badRequestLine = "bad-request-line"
+    case badHeader = "bad-header"
+    case bareLineEnding = "bare-line-ending"
+    case obsFold = "obs-fold"
+    case headTooLarge = "head-too-large"
+    case tooManyHeaders = "too-many-headers"
+    case ambiguousFraming = "ambiguous-framing"
+    case duplicateContentLength = "duplicate-content-length"
+    case badContentLength = "bad-content-length"
+    case unsupportedTransferEncoding = "unsupported-transfer-encoding"
+    case badChunk = "bad-chunk"
+    case badTarget = "bad-target"
+    case ambiguousHost = "ambiguous-host"
+    case unsupportedScheme = "unsupported-scheme"
+    case notAProxyRequest = "not-a-proxy-request"
+    case unsupportedVersion = "unsupported-version"
+    case upgradeRefused = "upgrade-refused"
+
+    // Policy: 403.
+    case notRegistered = "not-registered"
+    case denied = "denied"
+    case guardedAddress = "guarded-address"
+
+    // Upstream: 502 / 504.
+    case resolveFailed = "resolve-failed"
+    case upstreamRefused = "upstream-refused"
+    case upstreamUnreachable = "upstream-unreachable"
+    case upstreamTimeout = "upstream-timeout"
+    case upstreamReset = "upstream-reset"
+    case badUpstreamResponse = "bad-upstream-response"
+
+    // Resources and time.
+    case overloaded = "overloaded"
+    case headerTimeout = "header-timeout"
+    case idleTimeout = "idle-timeout"
+    case clientReset = "client-reset"
+    case shutdown = "shutdown"
+    case internalError = "internal-error"
+
+    /// The HTTP status a refusal with this reason is answered with, or nil when the
+    /// reason never produces a response (normal closes, timeouts after the head).
+    public var refusalStatus: Int? {
+        switch self {
+        case .allowed, .clientClosed, .upstreamClosed, .completed, .idleTimeout, .clientReset,
+             .shutdown, .upstreamReset:
+            return nil
+        case .badRequest, .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
+             .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
+             .badTarget, .ambiguousHost, .notAProxyRequest, .upgradeRefused:
+            return 400
+        case .headTooLarge: return 431
+        case .tooManyHeaders: return 431
+        case .unsupportedTransferEncoding, .unsupportedScheme: return 501
+        case .unsupportedVersion: return 505
+        case .notRegistered, .denied, .guardedAddress: return 403
+        case .resolveFailed, .upstreamRefused, .upstreamUnreachable, .badUpstreamResponse: return 502
+        case .upstreamTimeout: return 504
+        case .overloaded: return 503
+        case .headerTimeout: return 408
+        case .internalError: return 500
+        }
+    }
+}
