@@ -24,6 +24,7 @@ let package = Package(
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "RelayIOTests", dependencies: ["RelayIO"]),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite"]),
+        .testTarget(name: "RelayClientTests", dependencies: ["RelayClient"]),
         .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "CSQLite"]),
     ]
 )

@@ -1,2 +1,122 @@
+import Glibc
 import RelayCore
 import RelayIO
+
+/// A GDSocket-like stream to an app server, tunnelled through a relay with `CONNECT`.
+///
+/// Blocking and deliberately small: open, read, write, half-close, close. Every wait is
+/// bounded by the timeout given at open.
+public final class RelaySocket {
+    private var fd: Int32
+    private var pending: [UInt8]
+    private let timeoutMs: Int32
+
+    /// Connects to the relay at `proxyIP:proxyPort` and opens a tunnel to `host:port`.
+    /// Throws `ProxyConnectHandshake.Failure` when the relay refuses (status and reason code),
+    /// `IOError` when the relay cannot be reached.
+    public init(proxyIP: String, proxyPort: UInt16, host: String, port: UInt16,
+                extraHeaders: [(name: String, value: String)] = [], timeout: Duration = .seconds(10)) throws {
+        guard let proxy = SocketAddress(ip: proxyIP, port: proxyPort) else {
+            throw IOError("relay address \(proxyIP)", errno: EINVAL)
+        }
+        self.timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        self.fd = try Self.connectBlocking(proxy)
+        self.pending = []
+        var handshake = ProxyConnectHandshake(host: host, port: port, extraHeaders: extraHeaders)
+        do {
+            try writeAll(handshake.start())
+            while true {
+                let bytes = try readSome(max: 16 * 1024)
+                if bytes.isEmpty { throw handshake.receiveEOF() }
+                switch handshake.receive(bytes) {
+                case .needMore: continue
+                case .established(let leftover):
+                    pending = leftover
+                    return
+                case .failed(let failure): throw failure
+                }
+            }
+        } catch {
+            Glibc.close(fd)
+            fd = -1
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Writes every byte (blocking up to the timeout per wait).
+    public func write(_ bytes: [UInt8]) throws {
+        try writeAll(bytes)
+    }
+
+    /// Up to `max` bytes; empty at end of stream.
+    public func read(max: Int = 64 * 1024) throws -> [UInt8] {
+        if !pending.isEmpty {
+            let bytes = Array(pending.prefix(max))
+            pending.removeFirst(bytes.count)
+            return bytes
+        }
+        return try readSome(max: max)
+    }
+
+    /// Half-close: the app server sees end of stream, replies still arrive.
+    public func shutdownWrite() {
+        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
+    }
+
+    public func close() {
+        if fd >= 0 {
+            Glibc.close(fd)
+            fd = -1
+        }
+    }
+
+    private static func connectBlocking(_ address: SocketAddress) throws -> Int32 {
+        let fd = socket(address.ipBytes.count == 4 ? AF_INET : AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw IOError("socket", errno: errno) }
+        let result = address.withSockAddr { connect(fd, $0, $1) }
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw IOError("connect \(address)", errno: code)
+        }
+        return fd
+    }
+
+    private func wait(for events: Int16) throws {
+        var descriptor = pollfd(fd: fd, events: events, revents: 0)
+        while true {
+            let ready = poll(&descriptor, 1, timeoutMs)
+            if ready > 0 { return }
+            if ready == 0 { throw IOError("poll", errno: ETIMEDOUT) }
+            if errno != EINTR { throw IOError("poll", errno: errno) }
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            try wait(for: Int16(POLLOUT))
+            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw IOError("send", errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    private func readSome(max: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: max)
+        while true {
+            try wait(for: Int16(POLLIN))
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count >= 0 { return Array(buffer[..<count]) }
+            if errno == EINTR || errno == EAGAIN { continue }
+            throw IOError("recv", errno: errno)
+        }
+    }
+}

@@ -1,2 +1,166 @@
+import CRelayShims
+import Dispatch
+import Glibc
 import RelayCore
 import RelayIO
+import Synchronization
+
+/// The running daemon: listeners, event loops, audit trail, reload and shutdown.
+///
+/// Start order: audit trail → loops → listeners → READY. Stop runs in reverse: listeners →
+/// drain (bounded by `drain-timeout`) → abort what is left → flush audit.
+public final class RelayServer: Sendable {
+    private let configPath: String?
+    private let logger: RelayLog
+    private let group: EventLoopGroup
+    private let contexts: [LoopContext]
+    private let shared: ServerShared
+    private let auditLog: AuditLog
+    private let listeners: Mutex<[TCPListener]> = Mutex([])
+    private let boundAddresses: Mutex<[String]> = Mutex([])
+
+    /// Builds everything that can fail before a socket is bound: the audit trail and the loops.
+    public init(config: RelayConfig, configPath: String?, logger: RelayLog) throws {
+        self.configPath = configPath
+        self.logger = logger
+        try StateDirectory.prepare(config.stateDir)
+        self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
+        let loopCount = max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        self.group = EventLoopGroup(count: loopCount)
+        self.shared = ServerShared(settings: Self.runtimeSettings(config), resolver: Resolver(),
+                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger)
+        self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
+        try bind(config)
+    }
+
+    static func runtimeSettings(_ config: RelayConfig) -> RuntimeSettings {
+        RuntimeSettings(
+            session: ProxySession.Settings(
+                registry: config.registry,
+                headLimits: HTTPHeadLimits(maxHeadBytes: config.limits.maxRequestHead,
+                                           maxHeaders: config.limits.maxHeaders)),
+            limits: config.limits, timeouts: config.timeouts)
+    }
+
+    /// The addresses actually bound (ephemeral ports resolved), proxy listeners first.
+    public var listenAddresses: [String] {
+        boundAddresses.withLock { $0 }
+    }
+
+    private func bind(_ config: RelayConfig) throws {
+        var bound: [TCPListener] = []
+        var names: [String] = []
+        for address in config.listeners {
+            let listener = try Self.listen(address)
+            bound.append(listener)
+            names.append(listener.localAddress.description)
+        }
+        for forward in config.forwards {
+            let listener = try Self.listen(forward.listen)
+            bound.append(listener)
+            names.append("forward:\(listener.localAddress.description)")
+        }
+        listeners.withLock { $0 = bound }
+        boundAddresses.withLock { $0 = names }
+    }
+
+    private static func listen(_ address: ListenAddress) throws -> TCPListener {
+        guard let socketAddress = SocketAddress(ip: address.host.description, port: address.port) else {
+            throw IOError("listen \(address)", errno: EINVAL)
+        }
+        return try TCPListener.bind(socketAddress)
+    }
+
+    /// Starts loops and accepting; returns once the daemon is ready.
+    public func start(config: RelayConfig) {
+        for context in contexts {
+            context.loop.execute { context.startSweeping() }
+        }
+        let bound = listeners.withLock { $0 }
+        let proxyCount = config.listeners.count
+        for (index, listener) in bound.enumerated() {
+            let name = listener.localAddress.description
+            if index < proxyCount {
+                listener.start { [self] fd, peer in acceptProxy(fd, peer: peer, listener: name) }
+            } else {
+                let forward = config.forwards[index - proxyCount]
+                listener.start { [self] fd, peer in acceptForward(fd, peer: peer, listener: name, forward: forward) }
+            }
+        }
+        logger.log(.error, "ready listeners=\(listenAddresses.joined(separator: ","))")
+        SystemdNotifier.notify("READY=1\nSTATUS=relaying")
+    }
+
+    private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String) {
+        let context = contexts[group.next().index]
+        let identity = SessionIdentity(client: peer.description, listener: listener)
+        guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
+            return refuseOverloaded(fd, identity: identity, httpAnswer: true)
+        }
+        context.loop.execute {
+            ClientConnection(context: context, fd: fd, identity: identity).start()
+        }
+    }
+
+    private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective) {
+        let context = contexts[group.next().index]
+        let identity = SessionIdentity(client: peer.description, listener: listener)
+        guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
+            return refuseOverloaded(fd, identity: identity, httpAnswer: false)
+        }
+        context.loop.execute {
+            ForwardConnection(context: context, fd: fd, forward: forward, identity: identity).start()
+        }
+    }
+
+    /// Over the connection limit: a best-effort `503` (never blocking the accept queue), a row, a close.
+    private func refuseOverloaded(_ fd: Int32, identity: SessionIdentity, httpAnswer: Bool) {
+        if httpAnswer {
+            let refusal = ProxyResponses.refusal(.overloaded)
+            _ = refusal.withUnsafeBytes { crelay_send_nosignal(fd, $0.baseAddress, $0.count) }
+        }
+        close(fd)
+        shared.audit.record(AuditEntry(event: .refused, decision: .deny, reason: .overloaded, status: httpAnswer ? 503 : nil),
+                            identity: identity)
+    }
+
+    /// SIGHUP: re-read the config; on success new connections use it, established ones keep theirs.
+    public func reload() {
+        guard let configPath else { return }
+        do {
+            let config = try ConfigFileLoader.load(path: configPath)
+            shared.replaceSettings(Self.runtimeSettings(config))
+            logger.log(.notice, "reloaded config=\(configPath) rules=\(config.rules.count)")
+            SystemdNotifier.notify("READY=1\nSTATUS=relaying (reloaded)")
+        } catch {
+            logger.log(.error, "reload refused, keeping the running config: \(error)")
+        }
+    }
+
+    /// SIGTERM: stop accepting, let tunnels finish until the drain deadline, abort the rest,
+    /// flush the audit trail. Blocks the calling (non-loop) thread until done.
+    public func shutdown() {
+        SystemdNotifier.notify("STOPPING=1")
+        listeners.withLock { all in
+            for listener in all { listener.stop() }
+        }
+        let deadline = monotonicNanos() + UInt64(shared.settings.timeouts.drain.components.seconds) * 1_000_000_000
+        logger.log(.notice, "draining connections=\(shared.activeConnections)")
+        while shared.activeConnections > 0 && monotonicNanos() < deadline {
+            usleep(50_000)
+        }
+        for context in contexts {
+            context.loop.queue.sync {
+                context.stopSweeping()
+                context.abortAll()
+            }
+        }
+        let abortDeadline = monotonicNanos() + 2_000_000_000
+        while shared.activeConnections > 0 && monotonicNanos() < abortDeadline {
+            usleep(10_000)
+        }
+        auditLog.flush()
+        auditLog.close()
+        logger.log(.notice, "stopped")
+    }
+}

@@ -1,1 +1,2 @@
-import RelayServer
+// Top-level code is main-actor isolated in Swift 6; everything runs from a nonisolated type.
+DynrelayCommand.main()

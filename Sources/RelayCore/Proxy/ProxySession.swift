@@ -1,0 +1,615 @@
+/// The HTTP/1.1 proxy protocol of one client connection, as a pure state machine.
+///
+/// Bytes and I/O outcomes go in (`clientBytes`, `upstreamBytes`, `handle`), actions come
+/// out. One session serves every request of a keep-alive connection; a CONNECT ends it by
+/// handing both sockets to a raw relay (`.startTunnel`).
+///
+/// Order of checks for every request: parse strictly → target → framing → normalise host →
+/// registry decision → resolve once → check every address → connect to a checked address →
+/// commit the audit open record → only then relay a byte.
+public struct ProxySession {
+    /// Everything a session needs that comes from configuration.
+    public struct Settings: Sendable {
+        public var registry: Registry
+        public var headLimits: HTTPHeadLimits
+        /// The pseudonym in `Via: 1.1 <viaName>`.
+        public var viaName: String
+
+        public init(registry: Registry, headLimits: HTTPHeadLimits = HTTPHeadLimits(), viaName: String = "dynrelay") {
+            self.registry = registry
+            self.headLimits = headLimits
+            self.viaName = viaName
+        }
+    }
+
+    private enum Kind {
+        case tunnel
+        case forward(pathAndQuery: String, hostHeader: String, framing: BodyFraming)
+    }
+
+    /// A request that passed parsing and the registry, on its way to an upstream.
+    private struct Request {
+        var head: HTTPRequestHead
+        var kind: Kind
+        var host: Host
+        var port: UInt16
+        var target: String
+        var rule: String
+        var resolved: String?
+        var startedAt: UInt64
+    }
+
+    /// A forwarded request and its response, streaming.
+    private struct Exchange {
+        var request: Request
+        var requestFramer: BodyFramer
+        var requestDone: Bool
+        var responseParser: HTTPResponseHeadParser
+        var responseHeadSent = false
+        var status: Int?
+        var responseFramer: BodyFramer?
+        var responseFraming: BodyFraming?
+        var closeAfter: Bool
+        var upstreamWantsClose = false
+        var bytesUp: Int64 = 0
+        var bytesDown: Int64 = 0
+    }
+
+    /// An upstream connection kept open between requests of this client connection only.
+    private struct UpstreamLink {
+        var host: Host
+        var port: UInt16
+        var resolved: String
+    }
+
+    private enum State {
+        case readingHead
+        case resolving(Request)
+        case connecting(Request, candidates: ArraySlice<IPAddress>)
+        case awaitingOpenCommit(Request)
+        case forwarding(Exchange)
+        case tunnelled
+        case closed
+    }
+
+    private let settings: Settings
+    private var state: State = .readingHead
+    private var headParser: HTTPRequestHeadParser
+    /// Client bytes received but not yet consumed (a partial head, or a pipelined next request).
+    private var clientBuffer: [UInt8] = []
+    /// Upstream bytes of a response head not yet complete.
+    private var upstreamBuffer: [UInt8] = []
+    private var upstream: UpstreamLink?
+    private var headTimerRunning = false
+
+    public init(settings: Settings) {
+        self.settings = settings
+        self.headParser = HTTPRequestHeadParser(limits: settings.headLimits)
+    }
+
+    // MARK: Flow control the driver reads after every call
+
+    /// True while the session can take client bytes; the driver pauses reading otherwise,
+    /// so nothing is buffered without bound.
+    public var wantsClientBytes: Bool {
+        switch state {
+        case .readingHead: return true
+        case .forwarding(let exchange): return !exchange.requestDone
+        default: return false
+        }
+    }
+
+    /// True while upstream bytes are expected (a response, or the EOF of an idle kept-alive link).
+    public var wantsUpstreamBytes: Bool {
+        switch state {
+        case .forwarding: return true
+        case .readingHead: return upstream != nil
+        default: return false
+        }
+    }
+
+    /// True once the session has nothing more to do (closed or handed off as a tunnel).
+    public var isFinished: Bool {
+        switch state {
+        case .closed, .tunnelled: return true
+        default: return false
+        }
+    }
+
+    // MARK: Inputs
+
+    /// Bytes from the client.
+    public mutating func clientBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> [ProxySessionAction] {
+        var actions: [ProxySessionAction] = []
+        switch state {
+        case .readingHead:
+            clientBuffer.append(contentsOf: bytes)
+            processHead(now: now, into: &actions)
+        case .forwarding(var exchange) where !exchange.requestDone:
+            forwardRequestBody(bytes, exchange: &exchange, now: now, into: &actions)
+        case .closed, .tunnelled:
+            break
+        default:
+            // The driver pauses reads when `wantsClientBytes` is false; at most one read lands here.
+            clientBuffer.append(contentsOf: bytes)
+        }
+        return actions
+    }
+
+    /// Bytes from the upstream.
+    public mutating func upstreamBytes(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> [ProxySessionAction] {
+        var actions: [ProxySessionAction] = []
+        switch state {
+        case .forwarding(var exchange):
+            forwardResponse(bytes, exchange: &exchange, now: now, into: &actions)
+        case .readingHead where upstream != nil:
+            // An idle kept-alive upstream must not talk; drop it rather than guess.
+            upstream = nil
+            actions.append(.closeUpstream)
+        default:
+            break
+        }
+        return actions
+    }
+
+    /// Every other outcome of an action.
+    public mutating func handle(_ event: ProxySessionEvent, now: UInt64) -> [ProxySessionAction] {
+        var actions: [ProxySessionAction] = []
+        switch (state, event) {
+        case (.resolving(let request), .resolved(let addresses)):
+            checkResolved(addresses, request: request, now: now, into: &actions)
+        case (.resolving(let request), .resolveFailed):
+            refuse(.resolveFailed, request: request, now: now, into: &actions)
+
+        case (.connecting(var request, let candidates), .upstreamConnectFailed(let reason)):
+            let rest = candidates.dropFirst()
+            if let next = rest.first {
+                request.resolved = Self.endpoint(next, request.port)
+                state = .connecting(request, candidates: rest)
+                actions.append(.connect(next, port: request.port))
+            } else {
+                refuse(reason, request: request, now: now, into: &actions)
+            }
+        case (.connecting(let request, _), .upstreamConnected):
+            upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "")
+            awaitOpenCommit(request, into: &actions)
+
+        case (.awaitingOpenCommit(let request), .auditCommitted):
+            startRelaying(request, now: now, into: &actions)
+        case (.awaitingOpenCommit(let request), .auditFailed):
+            // Fail closed: without its open record nothing is relayed.
+            refuse(.internalError, request: request, now: now, into: &actions)
+
+        case (.forwarding(var exchange), .upstreamEOF):
+            upstreamEnded(&exchange, reason: .upstreamClosed, now: now, into: &actions)
+        case (.forwarding(var exchange), .upstreamFailed):
+            upstreamEnded(&exchange, reason: .upstreamReset, now: now, into: &actions)
+        case (.forwarding(let exchange), .clientEOF):
+            if exchange.requestDone {
+                // A client may half-close after its request; finish the response, then close.
+                var finishing = exchange
+                finishing.closeAfter = true
+                state = .forwarding(finishing)
+            } else {
+                actions.append(.audit(closeEntry(exchange, reason: .clientClosed, now: now), awaitCommit: false))
+                closeAll(into: &actions)
+            }
+
+        case (.forwarding(let exchange), .connectionLost(let reason)):
+            actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
+            closeAll(into: &actions)
+        case (_, .connectionLost):
+            if !isFinished { closeAll(into: &actions) }
+
+        case (.readingHead, .upstreamEOF), (.readingHead, .upstreamFailed):
+            if upstream != nil {
+                upstream = nil
+                actions.append(.closeUpstream)
+            }
+        case (.readingHead, .clientEOF):
+            // Nothing was asked (or only part of a head): no decision to audit.
+            closeAll(into: &actions)
+        case (.readingHead, .headerTimeout):
+            headTimerRunning = false
+            if clientBuffer.isEmpty {
+                closeAll(into: &actions)
+            } else {
+                refuse(.headerTimeout, request: nil, now: now, into: &actions)
+            }
+
+        default:
+            // Late outcomes of an abandoned step (a timer racing a close) change nothing.
+            break
+        }
+        return actions
+    }
+
+    // MARK: Request head
+
+    private mutating func processHead(now: UInt64, into actions: inout [ProxySessionAction]) {
+        let result = clientBuffer.withUnsafeBytes { headParser.parse($0) }
+        switch result {
+        case .needMore:
+            if !headTimerRunning && !clientBuffer.isEmpty {
+                headTimerRunning = true
+                actions.append(.startHeaderTimer)
+            }
+        case .invalid(let reason):
+            refuse(reason, request: nil, now: now, into: &actions)
+        case .complete(let head, let headLength):
+            if headTimerRunning {
+                headTimerRunning = false
+                actions.append(.stopHeaderTimer)
+            }
+            clientBuffer.removeFirst(headLength)
+            headParser.reset()
+            route(head, now: now, into: &actions)
+        }
+    }
+
+    private mutating func route(_ head: HTTPRequestHead, now: UInt64, into actions: inout [ProxySessionAction]) {
+        let parsedTarget: RequestTarget
+        switch RequestTarget.parse(method: head.method, target: head.target) {
+        case .success(let target): parsedTarget = target
+        case .failure(let reason): return refuse(reason, request: nil, now: now, into: &actions)
+        }
+
+        let kind: Kind
+        let rawHost: RawHost
+        let port: UInt16
+        switch parsedTarget {
+        case .authority(let host, let authorityPort) where head.method == "CONNECT":
+            // A CONNECT body has no defined meaning: are those bytes a body or tunnel payload? Refuse.
+            if head.headers.contains("content-length") || head.headers.contains("transfer-encoding") {
+                return refuse(.ambiguousFraming, request: nil, now: now, into: &actions)
+            }
+            kind = .tunnel
+            rawHost = host
+            port = authorityPort
+        case .absolute(let scheme, let host, let absolutePort, let pathAndQuery) where head.method != "CONNECT":
+            guard scheme == "http" else {
+                return refuse(.unsupportedScheme, request: nil, now: now, into: &actions)
+            }
+            let framing: BodyFraming
+            switch MessageFraming.request(head) {
+            case .success(let value): framing = value
+            case .failure(let reason): return refuse(reason, request: nil, now: now, into: &actions)
+            }
+            let hostHeader = ForwardRewriter.hostHeaderValue(scheme: scheme, host: host, port: absolutePort)
+            kind = .forward(pathAndQuery: pathAndQuery, hostHeader: hostHeader, framing: framing)
+            rawHost = host
+            port = absolutePort
+        case .origin, .asterisk:
+            return refuse(.notAProxyRequest, request: nil, now: now, into: &actions)
+        default:
+            return refuse(.badTarget, request: nil, now: now, into: &actions)
+        }
+
+        let host: Host
+        switch HostNormalizer.normalize(rawHost.text, bracketed: rawHost.bracketed) {
+        case .success(let value): host = value
+        case .failure(let error):
+            let target = rawHost.bracketed ? "[\(rawHost.text)]:\(port)" : "\(rawHost.text):\(port)"
+            return refuseUnrouted(error.reason, target: target, rule: nil, now: now, into: &actions)
+        }
+        let target = Self.endpoint(host, port)
+
+        let rule: String
+        switch settings.registry.decide(host: host, port: port) {
+        case .allow(let allowRule): rule = allowRule
+        case .deny(let denyRule, let reason):
+            return refuseUnrouted(reason, target: target, rule: denyRule, now: now, into: &actions)
+        }
+
+        let request = Request(head: head, kind: kind, host: host, port: port, target: target, rule: rule,
+                              resolved: nil, startedAt: now)
+
+        if let link = upstream {
+            // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
+            if case .forward = kind, link.host == host && link.port == port {
+                var reused = request
+                reused.resolved = link.resolved
+                return awaitOpenCommit(reused, into: &actions)
+            }
+            upstream = nil
+            actions.append(.closeUpstream)
+        }
+
+        switch host {
+        case .name(let name):
+            state = .resolving(request)
+            actions.append(.resolve(name: name, port: port))
+        case .ipv4(let address):
+            checkResolved([.v4(address)], request: request, now: now, into: &actions)
+        case .ipv6(let address):
+            checkResolved([.v6(address)], request: request, now: now, into: &actions)
+        }
+    }
+
+    private mutating func checkResolved(_ addresses: [IPAddress], request: Request, now: UInt64,
+                                        into actions: inout [ProxySessionAction]) {
+        let check = settings.registry.checkAll(addresses, port: request.port, allowRule: request.rule)
+        if let refusal = check.refusal {
+            var refused = request
+            refused.resolved = Self.endpoint(refusal.address, request.port)
+            refused.rule = refusal.rule ?? request.rule
+            return refuse(refusal.reason, request: refused, now: now, into: &actions)
+        }
+        guard let first = check.ordered.first else {
+            return refuse(.resolveFailed, request: request, now: now, into: &actions)
+        }
+        var connecting = request
+        connecting.resolved = Self.endpoint(first, request.port)
+        state = .connecting(connecting, candidates: check.ordered[...])
+        actions.append(.connect(first, port: request.port))
+    }
+
+    private mutating func awaitOpenCommit(_ request: Request, into actions: inout [ProxySessionAction]) {
+        state = .awaitingOpenCommit(request)
+        let event: AuditEvent
+        switch request.kind {
+        case .tunnel: event = .tunnelOpen
+        case .forward: event = .requestOpen
+        }
+        actions.append(.audit(AuditEntry(event: event, decision: .allow, reason: .allowed, target: request.target,
+                                         resolved: request.resolved, rule: request.rule), awaitCommit: true))
+    }
+
+    private mutating func startRelaying(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
+        switch request.kind {
+        case .tunnel:
+            state = .tunnelled
+            upstream = nil
+            let context = TunnelContext(target: request.target, resolved: request.resolved ?? "",
+                                        rule: request.rule, startedAt: request.startedAt)
+            actions.append(.startTunnel(context, established: ProxyResponses.connectEstablished(),
+                                        clientLeftover: clientBuffer))
+            clientBuffer = []
+        case .forward(let pathAndQuery, let hostHeader, let framing):
+            let head = ForwardRewriter.upstreamRequest(request.head, hostHeader: hostHeader,
+                                                       pathAndQuery: pathAndQuery, viaName: settings.viaName)
+            var exchange = Exchange(
+                request: request, requestFramer: BodyFramer(framing), requestDone: framing == .none,
+                responseParser: HTTPResponseHeadParser(limits: settings.headLimits),
+                closeAfter: ForwardRewriter.wantsClose(version: request.head.version, headers: request.head.headers))
+            exchange.bytesUp += Int64(head.count)
+            actions.append(.sendToUpstream(head))
+            upstreamBuffer = []
+            if exchange.requestDone || clientBuffer.isEmpty {
+                state = .forwarding(exchange)
+            } else {
+                let early = clientBuffer
+                clientBuffer = []
+                early.withUnsafeBytes { forwardRequestBody($0, exchange: &exchange, now: now, into: &actions) }
+            }
+        }
+    }
+
+    // MARK: Forwarding
+
+    private mutating func forwardRequestBody(_ bytes: UnsafeRawBufferPointer, exchange: inout Exchange,
+                                             now: UInt64, into actions: inout [ProxySessionAction]) {
+        switch exchange.requestFramer.consume(bytes) {
+        case .body(let count):
+            sendUp(bytes, count: count, exchange: &exchange, into: &actions)
+            state = .forwarding(exchange)
+        case .done(let count):
+            sendUp(bytes, count: count, exchange: &exchange, into: &actions)
+            exchange.requestDone = true
+            // Whatever follows is the next (pipelined) request; it waits for this response.
+            clientBuffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[count...]))
+            state = .forwarding(exchange)
+        case .invalid(let reason):
+            actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
+            if !exchange.responseHeadSent {
+                actions.append(.sendToClient(ProxyResponses.refusal(reason)))
+            }
+            closeAll(into: &actions)
+        }
+    }
+
+    private func sendUp(_ bytes: UnsafeRawBufferPointer, count: Int, exchange: inout Exchange,
+                        into actions: inout [ProxySessionAction]) {
+        guard count > 0 else { return }
+        exchange.bytesUp += Int64(count)
+        actions.append(.sendToUpstream(Array(UnsafeRawBufferPointer(rebasing: bytes[..<count]))))
+    }
+
+    private mutating func forwardResponse(_ bytes: UnsafeRawBufferPointer, exchange: inout Exchange, now: UInt64,
+                                          into actions: inout [ProxySessionAction]) {
+        if exchange.responseFramer == nil {
+            upstreamBuffer.append(contentsOf: bytes)
+            while exchange.responseFramer == nil {
+                let result = upstreamBuffer.withUnsafeBytes { exchange.responseParser.parse($0) }
+                switch result {
+                case .needMore:
+                    state = .forwarding(exchange)
+                    return
+                case .invalid:
+                    return failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
+                case .complete(let head, let headLength):
+                    upstreamBuffer.removeFirst(headLength)
+                    exchange.responseParser.reset()
+                    if !acceptResponseHead(head, exchange: &exchange, now: now, into: &actions) { return }
+                }
+            }
+            let body = upstreamBuffer
+            upstreamBuffer = []
+            body.withUnsafeBytes { forwardResponseBody($0, exchange: &exchange, now: now, into: &actions) }
+        } else {
+            forwardResponseBody(bytes, exchange: &exchange, now: now, into: &actions)
+        }
+    }
+
+    /// Sends a response head on; returns false when the exchange ended because of it.
+    private mutating func acceptResponseHead(_ head: HTTPResponseHead, exchange: inout Exchange, now: UInt64,
+                                             into actions: inout [ProxySessionAction]) -> Bool {
+        if head.status == 101 {
+            // Upgrade is hop-by-hop and was stripped from the request; a 101 is a protocol violation.
+            failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
+            return false
+        }
+        if (100..<200).contains(head.status) {
+            let interim = ForwardRewriter.clientResponse(head, viaName: settings.viaName, closeAfter: false)
+            exchange.bytesDown += Int64(interim.count)
+            actions.append(.sendToClient(interim))
+            return true
+        }
+        let framing: BodyFraming
+        switch MessageFraming.response(head, requestMethod: exchange.request.head.method) {
+        case .success(let value): framing = value
+        case .failure:
+            failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
+            return false
+        }
+        exchange.upstreamWantsClose = ForwardRewriter.wantsClose(version: head.version, headers: head.headers)
+            || framing == .untilClose
+        if framing == .untilClose || !exchange.requestDone {
+            exchange.closeAfter = true
+        }
+        let rewritten = ForwardRewriter.clientResponse(head, viaName: settings.viaName, closeAfter: exchange.closeAfter)
+        exchange.bytesDown += Int64(rewritten.count)
+        exchange.status = head.status
+        exchange.responseHeadSent = true
+        exchange.responseFramer = BodyFramer(framing)
+        exchange.responseFraming = framing
+        actions.append(.sendToClient(rewritten))
+        return true
+    }
+
+    private mutating func forwardResponseBody(_ bytes: UnsafeRawBufferPointer, exchange: inout Exchange, now: UInt64,
+                                              into actions: inout [ProxySessionAction]) {
+        guard var framer = exchange.responseFramer else { return }
+        let progress: BodyProgress
+        if framer.isComplete {
+            progress = .done(0)
+        } else {
+            progress = framer.consume(bytes)
+        }
+        exchange.responseFramer = framer
+        switch progress {
+        case .body(let count):
+            sendDown(bytes, count: count, exchange: &exchange, into: &actions)
+            state = .forwarding(exchange)
+        case .done(let count):
+            sendDown(bytes, count: count, exchange: &exchange, into: &actions)
+            if count < bytes.count {
+                // Bytes after a complete response: the upstream is out of step; never reuse it.
+                exchange.upstreamWantsClose = true
+            }
+            finishExchange(exchange, now: now, into: &actions)
+        case .invalid:
+            failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
+        }
+    }
+
+    private func sendDown(_ bytes: UnsafeRawBufferPointer, count: Int, exchange: inout Exchange,
+                          into actions: inout [ProxySessionAction]) {
+        guard count > 0 else { return }
+        exchange.bytesDown += Int64(count)
+        actions.append(.sendToClient(Array(UnsafeRawBufferPointer(rebasing: bytes[..<count]))))
+    }
+
+    private mutating func finishExchange(_ exchange: Exchange, now: UInt64, into actions: inout [ProxySessionAction]) {
+        actions.append(.audit(closeEntry(exchange, reason: .completed, now: now), awaitCommit: false))
+        if exchange.closeAfter || !exchange.requestDone {
+            return closeAll(into: &actions)
+        }
+        if exchange.upstreamWantsClose {
+            upstream = nil
+            actions.append(.closeUpstream)
+        }
+        state = .readingHead
+        if !clientBuffer.isEmpty {
+            processHead(now: now, into: &actions)
+        }
+    }
+
+    /// The upstream ended or broke mid-exchange.
+    private mutating func upstreamEnded(_ exchange: inout Exchange, reason: ReasonCode, now: UInt64,
+                                        into actions: inout [ProxySessionAction]) {
+        if reason == .upstreamClosed, exchange.responseFraming == .untilClose {
+            // A body framed by close is complete exactly when the upstream closes.
+            exchange.closeAfter = true
+            return finishExchange(exchange, now: now, into: &actions)
+        }
+        failUpstream(&exchange, reason: reason, now: now, into: &actions)
+    }
+
+    private mutating func failUpstream(_ exchange: inout Exchange, reason: ReasonCode, now: UInt64,
+                                       into actions: inout [ProxySessionAction]) {
+        if !exchange.responseHeadSent {
+            let refusal = ProxyResponses.refusal(reason, status: 502)
+            exchange.status = 502
+            exchange.bytesDown += Int64(refusal.count)
+            actions.append(.sendToClient(refusal))
+        }
+        actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
+        closeAll(into: &actions)
+    }
+
+    // MARK: Endings
+
+    private func closeEntry(_ exchange: Exchange, reason: ReasonCode, now: UInt64) -> AuditEntry {
+        let request = exchange.request
+        return AuditEntry(event: .requestClose, decision: .allow, reason: reason, target: request.target,
+                          resolved: request.resolved, rule: request.rule, status: exchange.status,
+                          bytesUp: exchange.bytesUp, bytesDown: exchange.bytesDown,
+                          durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now))
+    }
+
+    /// Refuses a request that got as far as `request` (nil: refused while parsing).
+    private mutating func refuse(_ reason: ReasonCode, request: Request?, now: UInt64,
+                                 into actions: inout [ProxySessionAction]) {
+        refuseUnrouted(reason, target: request?.target, rule: request?.rule, resolved: request?.resolved,
+                       durationMs: request.map { ProxySessionTiming.milliseconds(from: $0.startedAt, to: now) },
+                       now: now, into: &actions)
+    }
+
+    private mutating func refuseUnrouted(_ reason: ReasonCode, target: String?, rule: String?, resolved: String? = nil,
+                                         durationMs: Int64? = nil, now: UInt64,
+                                         into actions: inout [ProxySessionAction]) {
+        let status = reason.refusalStatus ?? 400
+        actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: reason, target: target,
+                                         resolved: resolved, rule: rule, status: status, durationMs: durationMs),
+                              awaitCommit: false))
+        actions.append(.sendToClient(ProxyResponses.refusal(reason, status: status)))
+        closeAll(into: &actions)
+    }
+
+    private mutating func closeAll(into actions: inout [ProxySessionAction]) {
+        if headTimerRunning {
+            headTimerRunning = false
+            actions.append(.stopHeaderTimer)
+        }
+        if upstream != nil || isUpstreamInFlight {
+            actions.append(.closeUpstream)
+        }
+        upstream = nil
+        state = .closed
+        actions.append(.closeClient)
+    }
+
+    private var isUpstreamInFlight: Bool {
+        switch state {
+        case .connecting, .awaitingOpenCommit, .forwarding: return true
+        default: return false
+        }
+    }
+
+    // MARK: Formatting
+
+    public static func endpoint(_ host: Host, _ port: UInt16) -> String {
+        switch host {
+        case .ipv6: return "[\(host)]:\(port)"
+        default: return "\(host):\(port)"
+        }
+    }
+
+    public static func endpoint(_ address: IPAddress, _ port: UInt16) -> String {
+        switch address {
+        case .v4: return "\(address):\(port)"
+        case .v6: return "[\(address)]:\(port)"
+        }
+    }
+}

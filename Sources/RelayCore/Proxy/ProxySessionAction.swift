@@ -1,0 +1,66 @@
+/// What a `ProxySession` asks its I/O driver to do, in order.
+///
+/// The session never touches a socket; the driver executes these actions and reports
+/// what happened as `ProxySessionEvent`s. This keeps every protocol step testable byte by
+/// byte without I/O.
+public enum ProxySessionAction: Equatable, Sendable {
+    /// Queue bytes for the client.
+    case sendToClient([UInt8])
+    /// Queue bytes for the connected upstream.
+    case sendToUpstream([UInt8])
+    /// Resolve a registered name; answer with `.resolved` or `.resolveFailed`.
+    case resolve(name: String, port: UInt16)
+    /// Connect to this already-checked address; answer with `.upstreamConnected` or `.upstreamConnectFailed`.
+    case connect(IPAddress, port: UInt16)
+    /// Write an audit row; when `awaitCommit` is true answer with `.auditCommitted` once it is durable.
+    case audit(AuditEntry, awaitCommit: Bool)
+    /// CONNECT is established: write `established` to the client, then relay raw bytes both ways,
+    /// starting with `clientLeftover` (bytes the client sent right after its head) towards upstream.
+    case startTunnel(TunnelContext, established: [UInt8], clientLeftover: [UInt8])
+    /// Arm / disarm the request-head timer.
+    case startHeaderTimer
+    case stopHeaderTimer
+    /// Close the upstream connection (it cannot be reused).
+    case closeUpstream
+    /// Flush what is queued for the client, then close it. The session is finished.
+    case closeClient
+}
+
+/// The facts of one audited decision, before the driver adds who/where/when
+/// (session id, client address, listener, timestamp, principal).
+public struct AuditEntry: Equatable, Sendable {
+    public var event: AuditEvent
+    public var decision: AuditDecision
+    public var reason: ReasonCode
+    public var target: String?
+    public var resolved: String?
+    public var rule: String?
+    public var status: Int?
+    public var bytesUp: Int64
+    public var bytesDown: Int64
+    public var durationMs: Int64?
+
+    public init(event: AuditEvent, decision: AuditDecision, reason: ReasonCode, target: String? = nil,
+                resolved: String? = nil, rule: String? = nil, status: Int? = nil,
+                bytesUp: Int64 = 0, bytesDown: Int64 = 0, durationMs: Int64? = nil) {
+        self.event = event
+        self.decision = decision
+        self.reason = reason
+        self.target = target
+        self.resolved = resolved
+        self.rule = rule
+        self.status = status
+        self.bytesUp = bytesUp
+        self.bytesDown = bytesDown
+        self.durationMs = durationMs
+    }
+}
+
+/// What the driver needs to audit a tunnel's close after the session has handed it off.
+public struct TunnelContext: Equatable, Sendable {
+    public var target: String
+    public var resolved: String
+    public var rule: String
+    /// Monotonic nanoseconds when the request head was complete.
+    public var startedAt: UInt64
+}

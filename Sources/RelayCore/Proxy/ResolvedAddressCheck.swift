@@ -1,0 +1,15 @@
+/// The one rule for resolved addresses, shared by CONNECT, forwarded requests and static forwards.
+extension Registry {
+    /// Resolve once, check every address, connect only to checked ones. One address the rules
+    /// refuse makes the whole answer suspect (a rebinding attempt looks exactly like this), so
+    /// the first refusal is returned together with the address that caused it.
+    public func checkAll(_ addresses: [IPAddress], port: UInt16, allowRule: String)
+        -> (refusal: (address: IPAddress, rule: String?, reason: ReasonCode)?, ordered: [IPAddress]) {
+        for address in addresses {
+            if case .deny(let rule, let reason) = checkResolved(address: address, port: port, allowRule: allowRule) {
+                return ((address, rule, reason), [])
+            }
+        }
+        return (nil, addresses)
+    }
+}

@@ -1,0 +1,62 @@
+import RelayCore
+
+/// Turns a session's `AuditEntry` into a row of the trail and a log line.
+///
+/// Shared by every loop; `AuditLog` does the group commit on its own queue, so `record`
+/// never waits on the disk.
+final class AuditSink: Sendable {
+    let log: AuditLog
+    let logger: RelayLog
+
+    init(log: AuditLog, logger: RelayLog) {
+        self.log = log
+        self.logger = logger
+    }
+
+    /// Appends the row; `committed` (if any) runs on the audit queue once it is durable.
+    func record(_ entry: AuditEntry, identity: SessionIdentity,
+                committed: (@Sendable (Bool) -> Void)? = nil) {
+        let record = AuditRecord(
+            event: entry.event, timestampMicros: AuditTimestamp.nowMicros(), session: identity.session,
+            client: identity.client, listener: identity.listener, principal: nil, scheme: nil,
+            target: entry.target, resolved: entry.resolved, rule: entry.rule, decision: entry.decision,
+            reason: entry.reason.rawValue, status: entry.status, bytesUp: entry.bytesUp,
+            bytesDown: entry.bytesDown, durationMs: entry.durationMs, tlsVersion: nil, tlsCipher: nil,
+            simulated: false)
+        let level: RelayLog.Level = entry.decision == .deny || entry.reason.isFailure ? .notice : .info
+        logger.log(level, Self.line(entry, identity))
+        if let committed {
+            log.append(record) { result in
+                switch result {
+                case .success: committed(true)
+                case .failure: committed(false)
+                }
+            }
+        } else {
+            log.append(record)
+        }
+    }
+
+    private static func line(_ entry: AuditEntry, _ identity: SessionIdentity) -> String {
+        var line = "\(entry.event.rawValue) session=\(identity.session) client=\(identity.client)"
+        if let target = entry.target { line += " target=\(target)" }
+        if let resolved = entry.resolved { line += " resolved=\(resolved)" }
+        if let rule = entry.rule { line += " rule=\(rule)" }
+        line += " decision=\(entry.decision.rawValue) reason=\(entry.reason.rawValue)"
+        if let status = entry.status { line += " status=\(status)" }
+        if entry.event == .tunnelClose || entry.event == .requestClose || entry.event == .forwardClose {
+            line += " up=\(entry.bytesUp) down=\(entry.bytesDown) ms=\(entry.durationMs ?? 0)"
+        }
+        return line
+    }
+}
+
+extension ReasonCode {
+    /// Outcomes ops want to see at the default log level.
+    var isFailure: Bool {
+        switch self {
+        case .allowed, .completed, .clientClosed, .upstreamClosed: return false
+        default: return true
+        }
+    }
+}

@@ -1,0 +1,335 @@
+import Glibc
+import RelayCore
+import RelayIO
+
+/// Drives one accepted proxy connection: feeds socket events into its `ProxySession` and
+/// carries out the actions it returns. All protocol decisions live in the session; this
+/// class only moves bytes, arms timers and keeps buffers bounded.
+/// Loop-confined: touched only on `context.loop.queue`.
+final class ClientConnection: @unchecked Sendable, IdleTracked {
+    /// Above this many queued bytes for one side, stop reading the other side.
+    private static let highWater = 64 * 1024
+    /// How long a refused client may keep sending before the socket is closed under it.
+    private static let lingerTime: Duration = .seconds(2)
+
+    private let context: LoopContext
+    private let settings: RuntimeSettings
+    private let identity: SessionIdentity
+    private var session: ProxySession
+    private let client: StreamSocket
+    private let toClient: BufferedWriter
+    private var upstream: StreamSocket?
+    private var toUpstream: BufferedWriter?
+    private var upstreamReading = false
+    private var connectAttempt: ConnectAttempt?
+    private var headerTimer: LoopTimer?
+    private var lingerTimer: LoopTimer?
+    private var clientEOF = false
+    private var closing = false
+    private var lingering = false
+    private var finished = false
+    private(set) var lastActivity: UInt64
+
+    init(context: LoopContext, fd: Int32, identity: SessionIdentity) {
+        self.context = context
+        self.settings = context.shared.settings
+        self.identity = identity
+        self.session = ProxySession(settings: settings.session)
+        self.client = StreamSocket(fd: fd, loop: context.loop)
+        self.toClient = BufferedWriter(socket: client)
+        self.lastActivity = monotonicNanos()
+    }
+
+    func start() {
+        client.setNoDelay()
+        context.track(self)
+        toClient.onError = { [self] _ in clientFailed(.clientReset) }
+        toClient.onDrained = { [self] in drained() }
+        client.startReading { [self] in clientReadable() }
+    }
+
+    // MARK: IdleTracked
+
+    func idleTimedOut() {
+        clientFailed(.idleTimeout)
+    }
+
+    func abortForShutdown() {
+        clientFailed(.shutdown)
+    }
+
+    // MARK: Socket events
+
+    private func clientReadable() {
+        if lingering {
+            return discardUntilEOF()
+        }
+        while !finished && !closing && wantsClient {
+            switch client.read(into: context.scratch) {
+            case .bytes(let count):
+                let now = monotonicNanos()
+                lastActivity = now
+                execute(session.clientBytes(UnsafeRawBufferPointer(rebasing: context.scratch[..<count]), now: now))
+            case .wouldBlock:
+                return updateInterest()
+            case .eof:
+                clientEOF = true
+                deliver(.clientEOF)
+            case .error:
+                return clientFailed(.clientReset)
+            }
+        }
+        updateInterest()
+    }
+
+    private func upstreamReadable() {
+        while !finished, let socket = upstream, wantsUpstream {
+            switch socket.read(into: context.scratch) {
+            case .bytes(let count):
+                let now = monotonicNanos()
+                lastActivity = now
+                execute(session.upstreamBytes(UnsafeRawBufferPointer(rebasing: context.scratch[..<count]), now: now))
+            case .wouldBlock:
+                return updateInterest()
+            case .eof:
+                deliver(.upstreamEOF)
+            case .error:
+                deliver(.upstreamFailed)
+            }
+        }
+        updateInterest()
+    }
+
+    private var wantsClient: Bool {
+        !clientEOF && session.wantsClientBytes && (toUpstream?.pendingBytes ?? 0) < Self.highWater
+    }
+
+    private var wantsUpstream: Bool {
+        session.wantsUpstreamBytes && toClient.pendingBytes < Self.highWater
+    }
+
+    /// Arms exactly the reads that can make progress now: backpressure in both directions.
+    private func updateInterest() {
+        guard !finished, !lingering else { return }
+        if !closing && wantsClient {
+            client.resumeReading()
+        } else {
+            client.pauseReading()
+        }
+        if let socket = upstream {
+            if wantsUpstream {
+                if upstreamReading {
+                    socket.resumeReading()
+                } else {
+                    upstreamReading = true
+                    socket.startReading { [self] in upstreamReadable() }
+                }
+            } else if upstreamReading {
+                socket.pauseReading()
+            }
+        }
+    }
+
+    private func drained() {
+        lastActivity = monotonicNanos()
+        if closing && toClient.pendingBytes == 0 {
+            return beginLinger()
+        }
+        updateInterest()
+    }
+
+    private func deliver(_ event: ProxySessionEvent) {
+        guard !finished else { return }
+        execute(session.handle(event, now: monotonicNanos()))
+        updateInterest()
+    }
+
+    // MARK: Actions
+
+    private func execute(_ actions: [ProxySessionAction]) {
+        for action in actions {
+            guard !finished else { return }
+            switch action {
+            case .sendToClient(let bytes):
+                toClient.enqueue(bytes)
+            case .sendToUpstream(let bytes):
+                toUpstream?.enqueue(bytes)
+            case .resolve(let name, let port):
+                resolve(name, port: port)
+            case .connect(let address, let port):
+                connect(address, port: port)
+            case .audit(let entry, let awaitCommit):
+                audit(entry, awaitCommit: awaitCommit)
+            case .startTunnel(let tunnel, let established, let leftover):
+                startTunnel(tunnel, established: established, leftover: leftover)
+            case .startHeaderTimer:
+                headerTimer = context.loop.scheduleTimer(after: settings.timeouts.header) { [self] in
+                    deliver(.headerTimeout)
+                }
+            case .stopHeaderTimer:
+                headerTimer?.cancel()
+                headerTimer = nil
+            case .closeUpstream:
+                closeUpstream()
+            case .closeClient:
+                beginClose()
+            }
+        }
+    }
+
+    private func resolve(_ name: String, port: UInt16) {
+        let loop = context.loop
+        context.shared.resolver.resolve(host: name, port: port) { [self] result in
+            loop.execute { [self] in
+                switch result {
+                case .success(let addresses):
+                    deliver(.resolved(addresses.compactMap { IPAddress(bytes: $0.ipBytes) }))
+                case .failure:
+                    deliver(.resolveFailed)
+                }
+            }
+        }
+    }
+
+    private func connect(_ address: IPAddress, port: UInt16) {
+        guard let socketAddress = SocketAddress(ip: address.description, port: port) else {
+            return deliver(.upstreamConnectFailed(.upstreamUnreachable))
+        }
+        connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
+                                              timeout: settings.timeouts.connect) { [self] result in
+            connectAttempt = nil
+            switch result {
+            case .success(let fd):
+                guard !finished else {
+                    close(fd)
+                    return
+                }
+                let socket = StreamSocket(fd: fd, loop: context.loop)
+                socket.setNoDelay()
+                let writer = BufferedWriter(socket: socket)
+                writer.onError = { [self] _ in deliver(.upstreamFailed) }
+                writer.onDrained = { [self] in updateInterest() }
+                upstream = socket
+                toUpstream = writer
+                upstreamReading = false
+                deliver(.upstreamConnected)
+            case .failure(let error):
+                deliver(.upstreamConnectFailed(Self.reason(for: error)))
+            }
+        }
+    }
+
+    static func reason(for error: IOError) -> ReasonCode {
+        switch error.errno {
+        case ECONNREFUSED: return .upstreamRefused
+        case ETIMEDOUT: return .upstreamTimeout
+        default: return .upstreamUnreachable
+        }
+    }
+
+    private func audit(_ entry: AuditEntry, awaitCommit: Bool) {
+        guard awaitCommit else {
+            return context.shared.audit.record(entry, identity: identity)
+        }
+        let loop = context.loop
+        context.shared.audit.record(entry, identity: identity) { [self] committed in
+            loop.execute { [self] in deliver(committed ? .auditCommitted : .auditFailed) }
+        }
+    }
+
+    private func startTunnel(_ tunnel: TunnelContext, established: [UInt8], leftover: [UInt8]) {
+        guard let socket = upstream, toClient.pendingBytes == 0 else {
+            // The session only tunnels from a quiet, connected state; anything else is a bug.
+            preconditionFailure("tunnel requested with queued client bytes or no upstream")
+        }
+        headerTimer?.cancel()
+        headerTimer = nil
+        finished = true
+        breakCycles()
+        context.untrack(self)
+        let clientFD = client.detachFD()
+        let upstreamFD = socket.detachFD()
+        upstream = nil
+        toUpstream = nil
+        // The connection count moves with the sockets: the relay releases it when it ends.
+        TunnelRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD, clientLeftover: leftover,
+                    toClientFirst: established, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity).start()
+    }
+
+    private func closeUpstream() {
+        connectAttempt?.cancel()
+        connectAttempt = nil
+        toUpstream?.onError = nil
+        toUpstream?.onDrained = nil
+        upstream?.close()
+        upstream = nil
+        toUpstream = nil
+        upstreamReading = false
+    }
+
+    // MARK: Closing
+
+    /// Something broke under the session: let it audit what was in flight, then close now.
+    private func clientFailed(_ reason: ReasonCode) {
+        guard !finished else { return }
+        if !closing {
+            execute(session.handle(.connectionLost(reason), now: monotonicNanos()))
+        }
+        finish()
+    }
+
+    /// Sends what is queued (a refusal, the end of a response), then closes gently.
+    private func beginClose() {
+        guard !closing else { return }
+        closing = true
+        headerTimer?.cancel()
+        headerTimer = nil
+        closeUpstream()
+        if toClient.pendingBytes == 0 {
+            beginLinger()
+        } else {
+            client.pauseReading()
+        }
+    }
+
+    /// Half-close and read until the client closes (or a short deadline), so a client still
+    /// sending its rejected request gets our answer instead of a reset that destroys it.
+    private func beginLinger() {
+        guard !lingering, !finished else { return }
+        lingering = true
+        client.shutdownWrite()
+        if clientEOF {
+            return finish()
+        }
+        lingerTimer = context.loop.scheduleTimer(after: Self.lingerTime) { [self] in finish() }
+        client.resumeReading()
+    }
+
+    private func discardUntilEOF() {
+        while true {
+            switch client.read(into: context.scratch) {
+            case .bytes: continue
+            case .wouldBlock: return
+            case .eof, .error: return finish()
+            }
+        }
+    }
+
+    private func finish() {
+        guard !finished else { return }
+        finished = true
+        headerTimer?.cancel()
+        lingerTimer?.cancel()
+        closeUpstream()
+        breakCycles()
+        client.close()
+        context.untrack(self)
+        context.shared.connectionClosed()
+    }
+
+    /// The writer callbacks hold this connection; drop them so it can be freed.
+    private func breakCycles() {
+        toClient.onError = nil
+        toClient.onDrained = nil
+    }
+}

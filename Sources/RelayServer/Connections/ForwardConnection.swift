@@ -1,0 +1,105 @@
+import Glibc
+import RelayCore
+import RelayIO
+
+/// One accepted connection on a static `forward` listener: no HTTP, just the registry checks,
+/// the open record, and a spliced relay to the one configured server.
+/// Loop-confined: touched only on `context.loop.queue`.
+final class ForwardConnection: @unchecked Sendable {
+    private let context: LoopContext
+    private let settings: RuntimeSettings
+    private let forward: ForwardDirective
+    private let identity: SessionIdentity
+    private let fd: Int32
+    private let startedAt = monotonicNanos()
+    private let target: String
+    private var candidates: ArraySlice<IPAddress> = []
+    private var rule = ""
+    private var connectAttempt: ConnectAttempt?
+
+    init(context: LoopContext, fd: Int32, forward: ForwardDirective, identity: SessionIdentity) {
+        self.context = context
+        self.settings = context.shared.settings
+        self.forward = forward
+        self.identity = identity
+        self.fd = fd
+        self.target = ProxySession.endpoint(forward.host, forward.port)
+    }
+
+    func start() {
+        // Checked again per connection: a reload may have unregistered the target since startup.
+        switch settings.session.registry.decide(host: forward.host, port: forward.port) {
+        case .deny(let denyRule, let reason):
+            return refuse(reason, rule: denyRule, resolved: nil)
+        case .allow(let allowRule):
+            rule = allowRule
+        }
+        switch forward.host {
+        case .ipv4(let address): check([.v4(address)])
+        case .ipv6(let address): check([.v6(address)])
+        case .name(let name):
+            let loop = context.loop
+            context.shared.resolver.resolve(host: name, port: forward.port) { [self] result in
+                loop.execute { [self] in
+                    switch result {
+                    case .success(let addresses): check(addresses.compactMap { IPAddress(bytes: $0.ipBytes) })
+                    case .failure: refuse(.resolveFailed, rule: rule, resolved: nil)
+                    }
+                }
+            }
+        }
+    }
+
+    private func check(_ addresses: [IPAddress]) {
+        let result = settings.session.registry.checkAll(addresses, port: forward.port, allowRule: rule)
+        if let refusal = result.refusal {
+            return refuse(refusal.reason, rule: refusal.rule ?? rule,
+                          resolved: ProxySession.endpoint(refusal.address, forward.port))
+        }
+        candidates = result.ordered[...]
+        connectNext(lastFailure: .resolveFailed)
+    }
+
+    private func connectNext(lastFailure: ReasonCode) {
+        guard let address = candidates.popFirst(),
+              let socketAddress = SocketAddress(ip: address.description, port: forward.port) else {
+            return refuse(lastFailure, rule: rule, resolved: nil)
+        }
+        let resolved = ProxySession.endpoint(address, forward.port)
+        connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
+                                              timeout: settings.timeouts.connect) { [self] result in
+            connectAttempt = nil
+            switch result {
+            case .success(let upstreamFD): open(upstreamFD, resolved: resolved)
+            case .failure(let error): connectNext(lastFailure: ClientConnection.reason(for: error))
+            }
+        }
+    }
+
+    /// Commits the open record, and only then relays.
+    private func open(_ upstreamFD: Int32, resolved: String) {
+        let entry = AuditEntry(event: .forwardOpen, decision: .allow, reason: .allowed, target: target,
+                               resolved: resolved, rule: rule)
+        let loop = context.loop
+        context.shared.audit.record(entry, identity: identity) { [self] committed in
+            loop.execute { [self] in
+                guard committed else {
+                    close(upstreamFD)
+                    return refuse(.internalError, rule: rule, resolved: resolved)
+                }
+                let tunnel = TunnelContext(target: target, resolved: resolved, rule: rule, startedAt: startedAt)
+                TunnelRelay(context: context, clientFD: fd, upstreamFD: upstreamFD, clientLeftover: [],
+                            toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity).start()
+            }
+        }
+    }
+
+    /// A raw TCP client has no status line to read: the refusal is the audit row and a close.
+    private func refuse(_ reason: ReasonCode, rule: String?, resolved: String?) {
+        let entry = AuditEntry(event: .refused, decision: .deny, reason: reason, target: target, resolved: resolved,
+                               rule: rule, durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
+        context.shared.audit.record(entry, identity: identity)
+        close(fd)
+        context.shared.connectionClosed()
+    }
+}

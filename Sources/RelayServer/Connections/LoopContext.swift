@@ -1,0 +1,74 @@
+import RelayCore
+import RelayIO
+
+/// Something on a loop that the idle sweep may close.
+protocol IdleTracked: AnyObject {
+    /// Monotonic nanoseconds of the last byte moved.
+    var lastActivity: UInt64 { get }
+    /// Close because nothing moved for the idle timeout.
+    func idleTimedOut()
+    /// Close now because the server is stopping and the drain deadline passed.
+    func abortForShutdown()
+}
+
+/// The state one event loop owns: its pipe pool, its read buffer, the connections on it.
+/// Loop-confined: touched only on `loop.queue`.
+final class LoopContext: @unchecked Sendable {
+    let loop: EventLoop
+    let shared: ServerShared
+    let pipes = PipePool()
+    /// One read buffer per loop: reads are handled to completion before the next event.
+    let scratch: UnsafeMutableRawBufferPointer
+    private var tracked: [ObjectIdentifier: IdleTracked] = [:]
+    private var sweeper: LoopTimer?
+
+    init(loop: EventLoop, shared: ServerShared) {
+        self.loop = loop
+        self.shared = shared
+        self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    /// Number of live connections and tunnels on this loop.
+    var trackedCount: Int { tracked.count }
+
+    func track(_ item: IdleTracked) {
+        tracked[ObjectIdentifier(item)] = item
+    }
+
+    func untrack(_ item: IdleTracked) {
+        tracked.removeValue(forKey: ObjectIdentifier(item))
+    }
+
+    /// Starts the once-a-second idle sweep; one timer per loop instead of one per connection
+    /// keeps an idle tunnel cheap.
+    func startSweeping() {
+        sweeper = loop.scheduleTimer(after: .seconds(1)) { [weak self] in
+            guard let self else { return }
+            self.sweep()
+            self.startSweeping()
+        }
+    }
+
+    func stopSweeping() {
+        sweeper?.cancel()
+        sweeper = nil
+    }
+
+    private func sweep() {
+        let idleNanos = UInt64(shared.settings.timeouts.idle.components.seconds) * 1_000_000_000
+        let now = monotonicNanos()
+        for item in Array(tracked.values) where now &- item.lastActivity > idleNanos {
+            item.idleTimedOut()
+        }
+    }
+
+    func abortAll() {
+        for item in Array(tracked.values) {
+            item.abortForShutdown()
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import RelayCore
+import RelayIO
+import Synchronization
+
+/// The configuration a connection runs under, swapped whole on reload so a connection
+/// never sees half of an old config and half of a new one.
+struct RuntimeSettings: Sendable {
+    var session: ProxySession.Settings
+    var limits: RelayLimits
+    var timeouts: RelayTimeouts
+}
+
+/// What every loop shares: resolver, audit, log, the current settings and the connection count.
+final class ServerShared: Sendable {
+    let resolver: Resolver
+    let audit: AuditSink
+    let logger: RelayLog
+    private let current: Mutex<RuntimeSettings>
+    private let active = Atomic<Int>(0)
+
+    init(settings: RuntimeSettings, resolver: Resolver, audit: AuditSink, logger: RelayLog) {
+        self.current = Mutex(settings)
+        self.resolver = resolver
+        self.audit = audit
+        self.logger = logger
+    }
+
+    /// The settings in force now; a connection reads them once when it is accepted.
+    var settings: RuntimeSettings {
+        current.withLock { $0 }
+    }
+
+    /// Reload: later connections see `settings`; established ones keep theirs.
+    func replaceSettings(_ settings: RuntimeSettings) {
+        current.withLock { $0 = settings }
+    }
+
+    /// Counts an accepted connection; false (and nothing counted) when at the limit.
+    func admitConnection(limit: Int) -> Bool {
+        while true {
+            let now = active.load(ordering: .relaxed)
+            if now >= limit { return false }
+            if active.compareExchange(expected: now, desired: now + 1, ordering: .relaxed).exchanged {
+                return true
+            }
+        }
+    }
+
+    func connectionClosed() {
+        active.subtract(1, ordering: .relaxed)
+    }
+
+    var activeConnections: Int {
+        active.load(ordering: .relaxed)
+    }
+}

@@ -1,0 +1,67 @@
+import RelayCore
+import RelayIO
+
+/// A raw relay between two connected plain-TCP sockets (an established CONNECT tunnel or a
+/// static forward), spliced in the kernel, and its close record.
+/// Loop-confined: touched only on `context.loop.queue`.
+final class TunnelRelay: @unchecked Sendable, IdleTracked {
+    private let context: LoopContext
+    private let pump: SplicePump
+    private let tunnel: TunnelContext
+    private let closeEvent: AuditEvent
+    private let identity: SessionIdentity
+    /// Bytes the relay itself wrote to the client (the `200`), not payload.
+    private let relayBytesToClient: UInt64
+    private var abortReason: ReasonCode?
+
+    init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
+         tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity) {
+        self.context = context
+        self.tunnel = tunnel
+        self.closeEvent = closeEvent
+        self.identity = identity
+        self.relayBytesToClient = UInt64(toClientFirst.count)
+        self.pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
+                               initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst)
+    }
+
+    var lastActivity: UInt64 { pump.lastActivity }
+
+    func start() {
+        context.track(self)
+        pump.start { [self] result in
+            self.finished(result)
+        }
+    }
+
+    func idleTimedOut() {
+        abortReason = .idleTimeout
+        pump.abort()
+    }
+
+    func abortForShutdown() {
+        abortReason = .shutdown
+        pump.abort()
+    }
+
+    private func finished(_ result: SpliceResult) {
+        context.untrack(self)
+        let reason: ReasonCode
+        switch result.end {
+        case .bothClosed: reason = .completed
+        case .resetByA: reason = .clientReset
+        case .resetByB: reason = .upstreamReset
+        case .aborted: reason = abortReason ?? .shutdown
+        case .error(let error):
+            context.shared.logger.log(.notice, "relay-error session=\(identity.session) \(error)")
+            reason = .internalError
+        }
+        let down = result.bytesBtoA >= relayBytesToClient ? result.bytesBtoA - relayBytesToClient : 0
+        let entry = AuditEntry(event: closeEvent, decision: .allow, reason: reason, target: tunnel.target,
+                               resolved: tunnel.resolved, rule: tunnel.rule, bytesUp: Int64(result.bytesAtoB),
+                               bytesDown: Int64(down),
+                               durationMs: ProxySessionTiming.milliseconds(from: tunnel.startedAt, to: monotonicNanos()))
+        context.shared.audit.record(entry, identity: identity)
+        context.shared.connectionClosed()
+    }
+}

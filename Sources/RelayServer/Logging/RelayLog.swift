@@ -1,0 +1,36 @@
+import Glibc
+
+/// One line per event on stderr: journald stamps and indexes it, and a human can read it.
+///
+/// Never pass a secret here: the line format only takes words ops need (event, session,
+/// client, target, rule, reason).
+public struct RelayLog: Sendable {
+    /// How much to say.
+    public enum Level: Int, Sendable, Comparable {
+        case error = 0, notice = 1, info = 2, debug = 3
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    public let level: Level
+
+    public init(level: Level) {
+        self.level = level
+    }
+
+    /// Writes `dynrelay: <message>` when `at` is enabled.
+    public func log(_ at: Level, _ message: @autoclosure () -> String) {
+        guard at <= level else { return }
+        var line = "dynrelay: " + message() + "\n"
+        line.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+}

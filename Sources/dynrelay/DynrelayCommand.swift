@@ -1,0 +1,97 @@
+import Glibc
+import RelayCore
+import RelayServer
+
+/// `dynrelay <subcommand> [options]`: argument parsing and exit codes, nothing else.
+enum DynrelayCommand {
+    static let defaultConfigPath = "/etc/dynrelay/dynrelay.conf"
+
+    /// Exit codes ops can script against (sysexits where one fits).
+    enum ExitCode: Int32 {
+        case ok = 0
+        case failure = 1
+        case usage = 64
+        case internalError = 70
+    }
+
+    static let usage = """
+    usage: dynrelay serve        [--config FILE]
+           dynrelay check-config [--config FILE]
+           dynrelay demo         [--listen ADDR:PORT]
+           dynrelay audit verify [--config FILE | --db FILE]
+           dynrelay version
+    FILE defaults to \(defaultConfigPath).
+    """
+
+    static func main() -> Never {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard !arguments.isEmpty else { fail(usage, .usage) }
+        let command = arguments.removeFirst()
+        do {
+            switch command {
+            case "serve":
+                var options = try Options(arguments, allowed: ["--config"])
+                ServeCommand.run(configPath: options.take("--config") ?? defaultConfigPath)
+            case "check-config":
+                var options = try Options(arguments, allowed: ["--config"])
+                CheckConfigCommand.run(configPath: options.take("--config") ?? defaultConfigPath)
+            case "demo":
+                var options = try Options(arguments, allowed: ["--listen"])
+                DemoCommand.run(listen: options.take("--listen"))
+            case "audit":
+                guard arguments.first == "verify" else { fail(usage, .usage) }
+                var options = try Options(Array(arguments.dropFirst()), allowed: ["--config", "--db"])
+                AuditCommand.verify(configPath: options.take("--config"), dbPath: options.take("--db"))
+            case "version", "--version":
+                print("dynrelay \(DynrelayVersion.string)")
+                exit(ExitCode.ok.rawValue)
+            case "help", "--help", "-h":
+                print(usage)
+                exit(ExitCode.ok.rawValue)
+            default:
+                fail("dynrelay: unknown command '\(command)'\n\(usage)", .usage)
+            }
+        } catch let error as UsageError {
+            fail("dynrelay: \(error.message)\n\(usage)", .usage)
+        } catch {
+            fail("dynrelay: \(error)", .internalError)
+        }
+    }
+
+    static func fail(_ message: String, _ code: ExitCode) -> Never {
+        var line = message
+        if !line.hasSuffix("\n") { line += "\n" }
+        fputs(line, stderr)
+        exit(code.rawValue)
+    }
+}
+
+/// The version printed by `dynrelay version`.
+enum DynrelayVersion {
+    static let string = "0.1.0"
+}
+
+struct UsageError: Error {
+    let message: String
+}
+
+/// `--name value` pairs; every option is known in advance, anything else is a usage error.
+struct Options {
+    private var values: [String: String] = [:]
+
+    init(_ arguments: [String], allowed: Set<String>) throws {
+        var index = 0
+        while index < arguments.count {
+            let name = arguments[index]
+            guard allowed.contains(name) else { throw UsageError(message: "unknown option '\(name)'") }
+            guard index + 1 < arguments.count else { throw UsageError(message: "\(name) needs a value") }
+            guard values[name] == nil else { throw UsageError(message: "\(name) given twice") }
+            values[name] = arguments[index + 1]
+            index += 2
+        }
+    }
+
+    mutating func take(_ name: String) -> String? {
+        values.removeValue(forKey: name)
+    }
+}

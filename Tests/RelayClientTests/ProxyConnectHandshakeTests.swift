@@ -1,0 +1,57 @@
+import Testing
+@testable import RelayClient
+
+@Suite struct ProxyConnectHandshakeTests {
+    static func run(_ reply: String, splitAt split: Int) -> ProxyConnectHandshake.Progress {
+        var handshake = ProxyConnectHandshake(host: "app.corp.example", port: 443)
+        _ = handshake.start()
+        let bytes = Array(reply.utf8)
+        var last = ProxyConnectHandshake.Progress.needMore
+        for part in [Array(bytes[..<split]), Array(bytes[split...])] {
+            last = handshake.receive(part)
+            if last != .needMore { return last }
+        }
+        return last
+    }
+
+    @Test func requestNamesTheAuthorityAndExtraHeaders() {
+        var handshake = ProxyConnectHandshake(host: "2001:db8::1", port: 22,
+                                              extraHeaders: [(name: "Proxy-Authorization", value: "Basic eDp5")])
+        let request = String(decoding: handshake.start(), as: UTF8.self)
+        #expect(request == "CONNECT [2001:db8::1]:22 HTTP/1.1\r\nHost: [2001:db8::1]:22\r\nProxy-Authorization: Basic eDp5\r\n\r\n")
+    }
+
+    @Test func establishedAtEverySplitKeepsServerFirstBytes() {
+        let reply = "HTTP/1.1 200 Connection established\r\n\r\nSSH-2.0-x"
+        for split in 0...reply.utf8.count {
+            #expect(Self.run(reply, splitAt: split) == .established(leftover: Array("SSH-2.0-x".utf8)), "split \(split)")
+        }
+    }
+
+    @Test func refusalCarriesStatusAndReasonCode() {
+        let reply = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 15\r\nConnection: close\r\n\r\nnot-registered\n"
+        for split in 0...reply.utf8.count {
+            let progress = Self.run(reply, splitAt: split)
+            #expect(progress == .failed(.init(status: 403, reason: "not-registered", challenges: [])), "split \(split)")
+        }
+    }
+
+    @Test func authenticationChallengesAreKept() {
+        let reply = "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Digest realm=\"r\"\r\n"
+            + "Proxy-Authenticate: Basic realm=\"r\"\r\nContent-Length: 0\r\n\r\n"
+        guard case .failed(let failure) = Self.run(reply, splitAt: 10) else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(failure.status == 407)
+        #expect(failure.challenges == ["Digest realm=\"r\"", "Basic realm=\"r\""])
+    }
+
+    @Test func garbageAndEarlyCloseFail() {
+        #expect(Self.run("SSH-2.0-not-a-proxy\r\n\r\n", splitAt: 3) == .failed(.init(status: 0, reason: "bad-response", challenges: [])))
+        var handshake = ProxyConnectHandshake(host: "a", port: 1)
+        _ = handshake.start()
+        _ = handshake.receive(Array("HTTP/1.1 2".utf8))
+        #expect(handshake.receiveEOF().reason == "closed-early")
+    }
+}

@@ -1,0 +1,365 @@
+import Testing
+@testable import RelayCore
+
+/// Drives `ProxySession` byte by byte, with no sockets: every protocol step and refusal.
+@Suite struct ProxySessionTests {
+    static let config = """
+    listen 127.0.0.1:0
+    state-dir /tmp/unused
+    server 10.1.2.3:443
+    server app.corp.example:80
+    server .intranet.example:8080-8089
+    server 10.9.0.0/16:*
+    deny 10.9.9.0/24
+    server localhost:80
+    """
+
+    static func settings() throws -> ProxySession.Settings {
+        let config = try ConfigParser.parse(text: config, file: "test.conf") { _, _ in [] }
+        return ProxySession.Settings(registry: config.registry)
+    }
+
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// Feeds `input` split into `pieces` at the given offsets; returns all actions in order.
+    static func feed(_ session: inout ProxySession, _ input: [UInt8], splitAt offsets: [Int] = []) -> [ProxySessionAction] {
+        var actions: [ProxySessionAction] = []
+        var start = 0
+        for end in offsets + [input.count] where end >= start {
+            actions += input[start..<end].withUnsafeBytes { session.clientBytes($0, now: 1_000_000) }
+            start = end
+        }
+        return actions
+    }
+
+    static func upstream(_ session: inout ProxySession, _ text: String) -> [ProxySessionAction] {
+        bytes(text).withUnsafeBytes { session.upstreamBytes($0, now: 2_000_000) }
+    }
+
+    static func refusalBody(_ actions: [ProxySessionAction]) -> String? {
+        for case .sendToClient(let bytes) in actions {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return nil
+    }
+
+    static func auditEntries(_ actions: [ProxySessionAction]) -> [AuditEntry] {
+        actions.compactMap { if case .audit(let entry, _) = $0 { return entry } else { return nil } }
+    }
+
+    // MARK: CONNECT
+
+    @Test func connectToRegisteredAddressAtEverySplit() throws {
+        let head = Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n")
+        for split in 0...head.count {
+            var session = ProxySession(settings: try Self.settings())
+            let actions = Self.feed(&session, head, splitAt: [split])
+            let connects = actions.filter { if case .connect = $0 { return true } else { return false } }
+            #expect(connects == [.connect(.v4(IPv4Address(strict: "10.1.2.3")!), port: 443)], "split \(split)")
+            #expect(!session.wantsClientBytes)
+        }
+    }
+
+    @Test func tunnelOpensOnlyAfterTheAuditCommit() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let clientHello = [UInt8](repeating: 0x16, count: 7)
+        _ = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n") + clientHello)
+        let afterConnect = session.handle(.upstreamConnected, now: 5_000_000)
+        #expect(afterConnect.count == 1)
+        guard case .audit(let entry, let awaitCommit) = afterConnect.first else {
+            Issue.record("expected an audit action, got \(afterConnect)")
+            return
+        }
+        #expect(awaitCommit)
+        #expect(entry.event == .tunnelOpen)
+        #expect(entry.rule == "test.conf:3")
+        #expect(entry.target == "10.1.2.3:443")
+        #expect(entry.resolved == "10.1.2.3:443")
+
+        let afterCommit = session.handle(.auditCommitted, now: 6_000_000)
+        guard case .startTunnel(let context, let established, let leftover) = afterCommit.first else {
+            Issue.record("expected startTunnel, got \(afterCommit)")
+            return
+        }
+        #expect(String(decoding: established, as: UTF8.self) == "HTTP/1.1 200 Connection established\r\n\r\n")
+        #expect(leftover == clientHello)
+        #expect(context.startedAt == 1_000_000)
+        #expect(session.isFinished)
+    }
+
+    @Test func auditFailureRelaysNothing() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n"))
+        _ = session.handle(.upstreamConnected, now: 2)
+        let actions = session.handle(.auditFailed, now: 3)
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 500") == true)
+        #expect(actions.contains(.closeUpstream))
+        #expect(actions.last == .closeClient)
+        #expect(!actions.contains { if case .startTunnel = $0 { return true } else { return false } })
+    }
+
+    @Test func unregisteredIsRefusedWithReasonInBodyAndAudit() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let actions = Self.feed(&session, Self.bytes("CONNECT evil.example:443 HTTP/1.1\r\n\r\n"))
+        let body = try #require(Self.refusalBody(actions))
+        #expect(body.hasPrefix("HTTP/1.1 403 "))
+        #expect(body.hasSuffix("\r\n\r\nnot-registered\n"))
+        let entry = try #require(Self.auditEntries(actions).first)
+        #expect(entry.event == .refused)
+        #expect(entry.decision == .deny)
+        #expect(entry.reason == .notRegistered)
+        #expect(entry.status == 403)
+        #expect(entry.target == "evil.example:443")
+        #expect(actions.last == .closeClient)
+    }
+
+    @Test func explicitDenyNamesItsRule() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let actions = Self.feed(&session, Self.bytes("CONNECT 10.9.9.7:22 HTTP/1.1\r\n\r\n"))
+        let entry = try #require(Self.auditEntries(actions).first)
+        #expect(entry.reason == .denied)
+        #expect(entry.rule == "test.conf:7")
+        #expect(Self.refusalBody(actions)?.hasSuffix("denied\n") == true)
+    }
+
+    @Test func ambiguousLiteralsAre400() throws {
+        for host in ["2130706433", "0x7f.0.0.1", "0177.0.0.1", "127.1", "[::ffff:10.1.2.3]", "[fe80::1%25eth0]", "app%2ecorp.example"] {
+            var session = ProxySession(settings: try Self.settings())
+            let actions = Self.feed(&session, Self.bytes("CONNECT \(host):443 HTTP/1.1\r\n\r\n"))
+            let body = Self.refusalBody(actions) ?? ""
+            #expect(body.hasPrefix("HTTP/1.1 400 "), "\(host): \(body)")
+            #expect(!actions.contains { if case .connect = $0 { return true } else { return false } }, "\(host)")
+        }
+    }
+
+    @Test func connectWithABodyIsAmbiguous() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let actions = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"))
+        #expect(Self.auditEntries(actions).first?.reason == .ambiguousFraming)
+    }
+
+    // MARK: Resolution
+
+    @Test func registeredNameResolvingToLoopbackIsGuarded() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let first = Self.feed(&session, Self.bytes("CONNECT localhost:80 HTTP/1.1\r\n\r\n"))
+        #expect(first == [.resolve(name: "localhost", port: 80)])
+        let actions = session.handle(.resolved([.v4(IPv4Address(strict: "127.0.0.1")!)]), now: 2)
+        let entry = try #require(Self.auditEntries(actions).first)
+        #expect(entry.reason == .guardedAddress)
+        #expect(entry.resolved == "127.0.0.1:80")
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 403") == true)
+    }
+
+    @Test func oneRefusedAddressRefusesTheWholeAnswer() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        let actions = session.handle(.resolved([.v4(IPv4Address(strict: "10.1.2.3")!),
+                                                .v4(IPv4Address(strict: "169.254.169.254")!)]), now: 2)
+        #expect(Self.auditEntries(actions).first?.reason == .guardedAddress)
+        #expect(!actions.contains { if case .connect = $0 { return true } else { return false } })
+    }
+
+    @Test func connectFailureTriesTheNextCheckedAddressThenRefuses() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        let a = IPAddress.v4(IPv4Address(strict: "10.1.2.3")!)
+        let b = IPAddress.v4(IPv4Address(strict: "10.1.2.4")!)
+        #expect(session.handle(.resolved([a, b]), now: 2) == [.connect(a, port: 80)])
+        #expect(session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3) == [.connect(b, port: 80)])
+        let actions = session.handle(.upstreamConnectFailed(.upstreamTimeout), now: 4)
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 504") == true)
+        #expect(Self.auditEntries(actions).first?.resolved == "10.1.2.4:80")
+    }
+
+    @Test func resolveFailureIs502() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        let actions = session.handle(.resolveFailed, now: 2)
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 502") == true)
+        #expect(Self.auditEntries(actions).first?.reason == .resolveFailed)
+    }
+
+    // MARK: Forwarding
+
+    /// Runs a forwarded request up to the point where its head went upstream.
+    static func forwarded(_ session: inout ProxySession, _ request: String) -> [UInt8] {
+        _ = feed(&session, bytes(request))
+        _ = session.handle(.upstreamConnected, now: 2)
+        let actions = session.handle(.auditCommitted, now: 3)
+        var sent: [UInt8] = []
+        for case .sendToUpstream(let part) in actions { sent += part }
+        return sent
+    }
+
+    @Test func absoluteFormIsForwardedInOriginForm() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let sent = Self.forwarded(&session, "GET http://10.9.1.1:8080/a/b?c=d HTTP/1.1\r\nHost: ignored\r\n"
+                                  + "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\n"
+                                  + "Connection: X-Hop\r\nX-Hop: 1\r\nAccept: */*\r\n\r\n")
+        let text = String(decoding: sent, as: UTF8.self)
+        #expect(text.hasPrefix("GET /a/b?c=d HTTP/1.1\r\n"))
+        #expect(text.contains("Host: 10.9.1.1:8080\r\n"))
+        #expect(text.contains("Via: 1.1 dynrelay\r\n"))
+        #expect(text.contains("Accept: */*\r\n"))
+        #expect(!text.lowercased().contains("proxy-authorization"))
+        #expect(!text.lowercased().contains("proxy-connection"))
+        #expect(!text.lowercased().contains("x-hop"))
+        #expect(text.hasSuffix("\r\n\r\n"))
+    }
+
+    @Test func keepAliveReusesTheUpstreamAndAuditsEachRequest() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\n\r\n")
+        let response = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+        var toClient: [UInt8] = []
+        for case .sendToClient(let part) in response { toClient += part }
+        let text = String(decoding: toClient, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(text.contains("Via: 1.1 dynrelay\r\n"))
+        #expect(text.hasSuffix("\r\n\r\nhello"))
+        let close = try #require(Self.auditEntries(response).first)
+        #expect(close.event == .requestClose)
+        #expect(close.status == 200)
+        #expect(close.reason == .completed)
+        #expect(!response.contains(.closeClient))
+        #expect(session.wantsClientBytes)
+
+        // Same host and port: no resolve, no connect, straight to the open record.
+        let second = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n"))
+        #expect(second.count == 1)
+        #expect(Self.auditEntries(second).first?.event == .requestOpen)
+    }
+
+    @Test func requestBodyStreamsAtEverySplitAndPipelinedRequestWaits() throws {
+        let request = Self.bytes("POST http://10.9.1.1/up HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789")
+        let next = Self.bytes("GET http://10.9.1.1/next HTTP/1.1\r\n\r\n")
+        let input = request + next
+        for split in 0...input.count {
+            var session = ProxySession(settings: try Self.settings())
+            // The driver may deliver bytes in any slicing, even while the session is waiting.
+            var actions = Self.feed(&session, input, splitAt: [split])
+            actions += session.handle(.upstreamConnected, now: 2)
+            actions += session.handle(.auditCommitted, now: 3)
+            var up: [UInt8] = []
+            for case .sendToUpstream(let part) in actions { up += part }
+            let text = String(decoding: up, as: UTF8.self)
+            #expect(text.hasPrefix("POST /up HTTP/1.1\r\n"), "split \(split)")
+            #expect(text.hasSuffix("\r\n\r\n0123456789"), "split \(split): \(text)")
+            #expect(!text.contains("next"), "split \(split)")
+            #expect(!session.wantsClientBytes, "the pipelined request waits for the response")
+        }
+    }
+
+    @Test func badChunkInRequestBodyIs400AndAudited() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let actions = Self.feed(&session, Self.bytes("zz\r\nabc\r\n"))
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 400") == true)
+        #expect(Self.auditEntries(actions).first?.reason == .badChunk)
+        #expect(actions.contains(.closeUpstream))
+        #expect(actions.last == .closeClient)
+    }
+
+    @Test func responseFramedByCloseEndsAtUpstreamEOF() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\n\r\n")
+        let head = Self.upstream(&session, "HTTP/1.1 200 OK\r\n\r\npartial")
+        var toClient: [UInt8] = []
+        for case .sendToClient(let part) in head { toClient += part }
+        #expect(String(decoding: toClient, as: UTF8.self).contains("Connection: close\r\n"))
+        let end = session.handle(.upstreamEOF, now: 9)
+        #expect(Self.auditEntries(end).first?.reason == .completed)
+        #expect(end.last == .closeClient)
+    }
+
+    @Test func upstreamClosingBeforeAResponseIs502() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\n\r\n")
+        let actions = session.handle(.upstreamEOF, now: 9)
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 502") == true)
+        #expect(Self.auditEntries(actions).first?.reason == .upstreamClosed)
+    }
+
+    @Test func truncatedResponseBodyClosesWithoutPretending() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\n\r\n")
+        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
+        let actions = session.handle(.upstreamFailed, now: 9)
+        #expect(Self.refusalBody(actions) == nil, "a response already started cannot be replaced by a 502")
+        let entry = try #require(Self.auditEntries(actions).first)
+        #expect(entry.reason == .upstreamReset)
+        #expect(entry.status == 200)
+        #expect(actions.last == .closeClient)
+    }
+
+    @Test func interimResponsesAreForwardedBeforeTheFinalOne() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        let interim = Self.upstream(&session, "HTTP/1.1 100 Continue\r\n\r\n")
+        #expect(Self.refusalBody(interim)?.hasPrefix("HTTP/1.1 100 Continue\r\n") == true)
+        _ = Self.feed(&session, Self.bytes("ok"))
+        let final = Self.upstream(&session, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+        #expect(Self.refusalBody(final)?.hasPrefix("HTTP/1.1 201 Created\r\n") == true)
+        #expect(Self.auditEntries(final).first?.status == 201)
+    }
+
+    @Test func switchingProtocolsIsRefused() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+        let actions = Self.upstream(&session, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
+        #expect(Self.auditEntries(actions).first?.reason == .badUpstreamResponse)
+        #expect(actions.last == .closeClient)
+    }
+
+    // MARK: Other refusals
+
+    @Test func nonProxyRequestsAndUnsupportedSchemes() throws {
+        let cases: [(String, ReasonCode, String)] = [
+            ("GET / HTTP/1.1\r\nHost: x\r\n\r\n", .notAProxyRequest, "400"),
+            ("GET https://10.1.2.3/ HTTP/1.1\r\n\r\n", .unsupportedScheme, "501"),
+            ("GET http://10.1.2.3/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", .ambiguousFraming, "400"),
+            ("GET http://10.1.2.3/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", .duplicateContentLength, "400"),
+            ("GET http://10.1.2.3/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", .obsFold, "400"),
+            ("GET http://10.1.2.3/ HTTP/1.1\nX: a\r\n\r\n", .bareLineEnding, "400"),
+        ]
+        for (input, reason, status) in cases {
+            var session = ProxySession(settings: try Self.settings())
+            let actions = Self.feed(&session, Self.bytes(input))
+            #expect(Self.auditEntries(actions).first?.reason == reason, "\(input)")
+            #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 \(status) ") == true, "\(input)")
+            #expect(actions.last == .closeClient)
+        }
+    }
+
+    @Test func headerTimeoutOnAPartialHeadIs408ButSilentWhenIdle() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let start = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:4"))
+        #expect(start == [.startHeaderTimer])
+        let actions = session.handle(.headerTimeout, now: 10)
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 408") == true)
+        #expect(Self.auditEntries(actions).first?.reason == .headerTimeout)
+
+        var idle = ProxySession(settings: try Self.settings())
+        #expect(idle.handle(.headerTimeout, now: 10) == [.closeClient])
+    }
+
+    @Test func oversizedHeadIsRefusedWithoutWaitingForItsEnd() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let huge = Self.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nX: " + String(repeating: "a", count: 40_000))
+        let actions = Self.feed(&session, huge)
+        #expect(Self.auditEntries(actions).first?.reason == .headTooLarge)
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 431") == true)
+    }
+
+    @Test func clientLeavingMidBodyIsAudited() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nContent-Length: 10\r\n\r\n")
+        _ = Self.feed(&session, Self.bytes("01234"))
+        let actions = session.handle(.clientEOF, now: 9)
+        let entry = try #require(Self.auditEntries(actions).first)
+        #expect(entry.reason == .clientClosed)
+        #expect(entry.bytesUp > 5)
+        #expect(actions.last == .closeClient)
+    }
+}
