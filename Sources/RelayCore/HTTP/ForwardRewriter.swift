@@ -1,0 +1,109 @@
+/// Rewrites heads crossing the relay: what the upstream and the client each may see.
+///
+/// Hop-by-hop fields describe one connection and must not cross the relay (RFC 9110 7.6.1);
+/// `Proxy-Authorization` above all carries the client's credentials for *this* proxy.
+/// Bodies are relayed verbatim, so `Transfer-Encoding` and `Content-Length` are kept.
+public enum ForwardRewriter {
+    /// Fields removed in both directions, besides those the `Connection` field names.
+    static let hopByHop: [String] = [
+        "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate",
+        "TE", "Trailer", "Upgrade",
+    ]
+
+    /// Origin-form request head for the upstream: `METHOD pathAndQuery HTTP/1.1`, `Host:
+    /// hostHeader` first (RFC 9112 3.2 asks for it first and replaces the client's), the
+    /// remaining fields in order minus hop-by-hop ones, and `1.1 viaName` added to the last
+    /// `Via` line or as a new `Via` line at the end. Always HTTP/1.1 towards the upstream.
+    public static func upstreamRequest(_ head: HTTPRequestHead, hostHeader: String, pathAndQuery: String, viaName: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + head.headers.count * 32)
+        append(&out, head.method)
+        append(&out, " ")
+        append(&out, pathAndQuery)
+        append(&out, " HTTP/1.1\r\nHost: ")
+        append(&out, hostHeader)
+        append(&out, "\r\n")
+        var kept = forwardable(head.headers)
+        kept.remove("Host")
+        appendFields(&out, kept, via: "1.1 " + viaName)
+        append(&out, "\r\n")
+        return out
+    }
+
+    /// Response head for the client: the relay's own version (`HTTP/1.1`, RFC 9110 2.5), the
+    /// upstream's status and reason, fields minus hop-by-hop ones, `Via` as for requests, and
+    /// `Connection: close` last when `closeAfter`.
+    public static func clientResponse(_ head: HTTPResponseHead, viaName: String, closeAfter: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256 + head.headers.count * 32)
+        append(&out, "HTTP/1.1 \(head.status) ")
+        append(&out, head.reason)
+        append(&out, "\r\n")
+        appendFields(&out, forwardable(head.headers), via: "1.1 " + viaName)
+        if closeAfter { append(&out, "Connection: close\r\n") }
+        append(&out, "\r\n")
+        return out
+    }
+
+    /// Whether the connection closes after this message: HTTP/1.1 persists unless
+    /// `Connection: close`; HTTP/1.0 persists only with `Connection: keep-alive`; any other
+    /// version closes.
+    public static func wantsClose(version: HTTPVersion, headers: HTTPHeaders) -> Bool {
+        let tokens = headers.tokens("Connection")
+        if tokens.contains("close") { return true }
+        if version == .http1_1 { return false }
+        if version == .http1_0 { return !tokens.contains("keep-alive") }
+        return true
+    }
+
+    /// The `Host` value for an upstream request: IPv6 literals bracketed, the scheme's default
+    /// port (80 http, 443 https) omitted, as RFC 9110 7.2 recommends.
+    public static func hostHeaderValue(scheme: String, host: RawHost, port: UInt16) -> String {
+        let name = host.bracketed ? "[" + host.text + "]" : host.text
+        let isDefault = (scheme == "http" && port == 80) || (scheme == "https" && port == 443)
+        return isDefault ? name : name + ":" + String(port)
+    }
+
+    /// Fields a `Connection` list may never strip: the relay framed the body by
+    /// Content-Length/Transfer-Encoding and forwards it verbatim, so dropping either would
+    /// make the next hop delimit it differently (a smuggling desync); Host is rewritten anyway.
+    static let neverStripped: [String] = ["content-length", "transfer-encoding", "host"]
+
+    /// `headers` without hop-by-hop fields, including those `Connection` lists.
+    static func forwardable(_ headers: HTTPHeaders) -> HTTPHeaders {
+        var result = headers
+        for name in headers.tokens("Connection") where !neverStripped.contains(name) { result.remove(name) }
+        for name in hopByHop { result.remove(name) }
+        return result
+    }
+
+    private static func appendFields(_ out: inout [UInt8], _ headers: HTTPHeaders, via: String) {
+        var lastVia: Int?
+        var index = 0
+        for field in headers {
+            if HTTPHeaders.namesEqual(field.name, "Via") { lastVia = index }
+            index += 1
+        }
+        index = 0
+        for field in headers {
+            append(&out, field.name)
+            append(&out, ": ")
+            append(&out, field.value)
+            if index == lastVia {
+                if !field.value.isEmpty { append(&out, ", ") }
+                append(&out, via)
+            }
+            append(&out, "\r\n")
+            index += 1
+        }
+        if lastVia == nil {
+            append(&out, "Via: ")
+            append(&out, via)
+            append(&out, "\r\n")
+        }
+    }
+
+    private static func append(_ out: inout [UInt8], _ text: String) {
+        out.append(contentsOf: text.utf8)
+    }
+}
