@@ -43,6 +43,10 @@ public enum RequestTarget: Equatable, Sendable {
         guard isAlpha(schemeBytes[schemeBytes.startIndex]),
               schemeBytes.allSatisfy({ isAlpha($0) || HTTPBytes.isDigit($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E })
         else { return .failure(.badTarget) }
+        // Without "//" this is no absolute URI we could forward (`host:port` sent with GET
+        // parses as scheme "host"), so it is a bad target before it is an odd scheme.
+        let rest = bytes[(colon + 1)...]
+        guard rest.starts(with: [0x2F, 0x2F]) else { return .failure(.badTarget) }
         let scheme = String(decoding: schemeBytes.map(HTTPBytes.asciiLowercased), as: UTF8.self)
         let defaultPort: UInt16
         switch scheme {
@@ -50,8 +54,6 @@ public enum RequestTarget: Equatable, Sendable {
         case "https": defaultPort = 443
         default: return .failure(.unsupportedScheme)
         }
-        let rest = bytes[(colon + 1)...]
-        guard rest.starts(with: [0x2F, 0x2F]) else { return .failure(.badTarget) }
         let authorityStart = rest.startIndex + 2
         let authorityEnd = bytes[authorityStart...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? bytes.endIndex
         let authority: (host: RawHost, port: UInt16?)
