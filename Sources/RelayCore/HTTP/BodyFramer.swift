@@ -149,14 +149,12 @@ public struct BodyFramer: Sendable {
         case .extName:
             if HTTPBytes.isTokenChar(b) {
                 tokenLength += 1
-            } else if tokenLength > 0, b == UInt8(ascii: "=") {
-                phase = .extValueStart
-            } else if tokenLength > 0, b == UInt8(ascii: ";") {
-                tokenLength = 0
-            } else if tokenLength > 0, b == HTTPBytes.cr {
-                phase = .sizeLF
-            } else {
+            } else if tokenLength == 0 {
                 return false
+            } else if b == UInt8(ascii: "=") {
+                phase = .extValueStart
+            } else {
+                return endExtension(b)
             }
         case .extValueStart:
             if b == UInt8(ascii: "\"") {
@@ -167,16 +165,7 @@ public struct BodyFramer: Sendable {
                 return false
             }
         case .extToken:
-            if HTTPBytes.isTokenChar(b) {
-                break
-            } else if b == UInt8(ascii: ";") {
-                phase = .extName
-                tokenLength = 0
-            } else if b == HTTPBytes.cr {
-                phase = .sizeLF
-            } else {
-                return false
-            }
+            if !HTTPBytes.isTokenChar(b) { return endExtension(b) }
         case .extQuoted:
             if b == UInt8(ascii: "\"") {
                 phase = .extAfterQuoted
@@ -189,14 +178,7 @@ public struct BodyFramer: Sendable {
             guard HTTPBytes.isFieldValueByte(b) else { return false }
             phase = .extQuoted
         case .extAfterQuoted:
-            if b == UInt8(ascii: ";") {
-                phase = .extName
-                tokenLength = 0
-            } else if b == HTTPBytes.cr {
-                phase = .sizeLF
-            } else {
-                return false
-            }
+            return endExtension(b)
         case .sizeLF:
             guard b == HTTPBytes.lf else { return false }
             phase = remaining == 0 ? .trailerLineStart : .data
@@ -204,6 +186,20 @@ public struct BodyFramer: Sendable {
             return false
         }
         return true
+    }
+
+    /// After a complete extension: `;` starts another, CR ends the size line.
+    private mutating func endExtension(_ b: UInt8) -> Bool {
+        if b == UInt8(ascii: ";") {
+            phase = .extName
+            tokenLength = 0
+            return true
+        }
+        if b == HTTPBytes.cr {
+            phase = .sizeLF
+            return true
+        }
+        return false
     }
 
     private mutating func stepTrailer(_ b: UInt8) -> Bool {

@@ -32,7 +32,8 @@ public enum ForwardRewriter {
 
     /// Response head for the client: the relay's own version (`HTTP/1.1`, RFC 9110 2.5), the
     /// upstream's status and reason, fields minus hop-by-hop ones, `Via` as for requests, and
-    /// `Connection: close` last when `closeAfter`.
+    /// `Connection: close` last when `closeAfter` (callers must pass true when the response is
+    /// framed `.untilClose`, since its end is the close itself).
     public static func clientResponse(_ head: HTTPResponseHead, viaName: String, closeAfter: Bool) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256 + head.headers.count * 32)

@@ -6,8 +6,7 @@
 public struct HTTPRequestHeadParser: Sendable {
     /// The bounds applied to the head.
     public let limits: HTTPHeadLimits
-    private var scanner = HTTPHeadScanner()
-    private var verdict: HeadParseResult<HTTPRequestHead>?
+    private var core = HTTPHeadParserCore<HTTPRequestHead>()
 
     /// Creates a parser enforcing `limits`.
     public init(limits: HTTPHeadLimits = HTTPHeadLimits()) {
@@ -17,32 +16,17 @@ public struct HTTPRequestHeadParser: Sendable {
     /// Judges the accumulated bytes. `buffer` must start where the previous call's did and be
     /// at least as long.
     public mutating func parse(_ buffer: UnsafeRawBufferPointer) -> HeadParseResult<HTTPRequestHead> {
-        if let verdict { return verdict }
-        let result: HeadParseResult<HTTPRequestHead>
-        switch scanner.scan(buffer, limits: limits, extraEmptyLine: .badRequestLine) {
-        case .needMore:
-            return .needMore
-        case .invalid(let code):
-            result = .invalid(code)
-        case .complete(let start, let end):
-            switch Self.parseHead(buffer, start: start, end: end) {
-            case .success(let head): result = .complete(head, headLength: end)
-            case .failure(let code): result = .invalid(code)
-            }
-        }
-        verdict = result
-        return result
+        core.parse(buffer, limits: limits, extraEmptyLine: .badRequestLine, parseHead: Self.parseHead)
     }
 
     /// Forgets everything, ready for the next message on the connection.
     public mutating func reset() {
-        scanner = HTTPHeadScanner()
-        verdict = nil
+        core.reset()
     }
 
     /// `method SP request-target SP HTTP-version CRLF` and the field lines, `end` being one
     /// past the final CRLFCRLF.
-    private static func parseHead(_ buf: UnsafeRawBufferPointer, start: Int, end: Int) -> Result<HTTPRequestHead, ReasonCode> {
+    private static func parseHead(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Result<HTTPRequestHead, ReasonCode> {
         var lineEnd = start
         while buf[lineEnd] != HTTPBytes.cr { lineEnd += 1 }
 

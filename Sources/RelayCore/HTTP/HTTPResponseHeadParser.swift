@@ -8,8 +8,7 @@
 public struct HTTPResponseHeadParser: Sendable {
     /// The bounds applied to the head.
     public let limits: HTTPHeadLimits
-    private var scanner = HTTPHeadScanner()
-    private var verdict: HeadParseResult<HTTPResponseHead>?
+    private var core = HTTPHeadParserCore<HTTPResponseHead>()
 
     /// Creates a parser enforcing `limits`.
     public init(limits: HTTPHeadLimits = HTTPHeadLimits()) {
@@ -19,32 +18,17 @@ public struct HTTPResponseHeadParser: Sendable {
     /// Judges the accumulated bytes. `buffer` must start where the previous call's did and be
     /// at least as long.
     public mutating func parse(_ buffer: UnsafeRawBufferPointer) -> HeadParseResult<HTTPResponseHead> {
-        if let verdict { return verdict }
-        let result: HeadParseResult<HTTPResponseHead>
-        switch scanner.scan(buffer, limits: limits, extraEmptyLine: .badUpstreamResponse) {
-        case .needMore:
-            return .needMore
-        case .invalid(let code):
-            result = .invalid(code)
-        case .complete(let start, let end):
-            switch Self.parseHead(buffer, start: start, end: end) {
-            case .success(let head): result = .complete(head, headLength: end)
-            case .failure(let code): result = .invalid(code)
-            }
-        }
-        verdict = result
-        return result
+        core.parse(buffer, limits: limits, extraEmptyLine: .badUpstreamResponse, parseHead: Self.parseHead)
     }
 
     /// Forgets everything, ready for the next response on the connection.
     public mutating func reset() {
-        scanner = HTTPHeadScanner()
-        verdict = nil
+        core.reset()
     }
 
     /// `HTTP-version SP 3DIGIT [SP reason-phrase] CRLF` and the field lines. The reason
     /// phrase may be empty with or without its SP; many servers omit both.
-    private static func parseHead(_ buf: UnsafeRawBufferPointer, start: Int, end: Int) -> Result<HTTPResponseHead, ReasonCode> {
+    private static func parseHead(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Result<HTTPResponseHead, ReasonCode> {
         var lineEnd = start
         while buf[lineEnd] != HTTPBytes.cr { lineEnd += 1 }
 
