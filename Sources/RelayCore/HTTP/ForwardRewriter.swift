@@ -23,9 +23,10 @@ public enum ForwardRewriter {
         append(&out, " HTTP/1.1\r\nHost: ")
         append(&out, hostHeader)
         append(&out, "\r\n")
-        var kept = forwardable(head.headers)
-        kept.remove("Host")
-        appendFields(&out, kept, via: "1.1 " + viaName)
+        let listed = connectionListed(head.headers)
+        appendFields(&out, head.headers, viaName: viaName) { name in
+            isHopByHop(name) || HTTPHeaders.namesEqual(name, "Host") || listed.contains { HTTPHeaders.namesEqual($0, name) }
+        }
         append(&out, "\r\n")
         return out
     }
@@ -40,7 +41,10 @@ public enum ForwardRewriter {
         append(&out, "HTTP/1.1 \(head.status) ")
         append(&out, head.reason)
         append(&out, "\r\n")
-        appendFields(&out, forwardable(head.headers), via: "1.1 " + viaName)
+        let listed = connectionListed(head.headers)
+        appendFields(&out, head.headers, viaName: viaName) { name in
+            isHopByHop(name) || listed.contains { HTTPHeaders.namesEqual($0, name) }
+        }
         if closeAfter { append(&out, "Connection: close\r\n") }
         append(&out, "\r\n")
         return out
@@ -70,41 +74,56 @@ public enum ForwardRewriter {
     /// make the next hop delimit it differently (a smuggling desync); Host is rewritten anyway.
     static let neverStripped: [String] = ["content-length", "transfer-encoding", "host"]
 
-    /// `headers` without hop-by-hop fields, including those `Connection` lists.
-    static func forwardable(_ headers: HTTPHeaders) -> HTTPHeaders {
-        var result = headers
-        for name in headers.tokens("Connection") where !neverStripped.contains(name) { result.remove(name) }
-        for name in hopByHop { result.remove(name) }
-        return result
+    /// The extra field names `Connection` declares hop-by-hop (lowercased), minus the ones
+    /// removed anyway and the ones it may never strip.
+    static func connectionListed(_ headers: HTTPHeaders) -> [String] {
+        headers.tokens("Connection").filter { !isHopByHop($0) && !neverStripped.contains($0) }
     }
 
-    private static func appendFields(_ out: inout [UInt8], _ headers: HTTPHeaders, via: String) {
-        var lastVia: Int?
-        var index = 0
-        for field in headers {
-            if HTTPHeaders.namesEqual(field.name, "Via") { lastVia = index }
-            index += 1
+    /// Whether `name` is one of `hopByHop`; dispatches on length first because this runs for
+    /// every field of every forwarded message and almost every name differs in length.
+    static func isHopByHop(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: return HTTPHeaders.namesEqual(name, "TE")
+        case 7: return HTTPHeaders.namesEqual(name, "Trailer") || HTTPHeaders.namesEqual(name, "Upgrade")
+        case 10: return HTTPHeaders.namesEqual(name, "Connection") || HTTPHeaders.namesEqual(name, "Keep-Alive")
+        case 16: return HTTPHeaders.namesEqual(name, "Proxy-Connection")
+        case 18: return HTTPHeaders.namesEqual(name, "Proxy-Authenticate")
+        case 19: return HTTPHeaders.namesEqual(name, "Proxy-Authorization")
+        default: return false
         }
-        index = 0
-        for field in headers {
+    }
+
+    /// Writes the fields `skip` does not reject, in order, adding `1.1 viaName` to the last
+    /// kept `Via` line (or as a new last line), without building an intermediate header list.
+    private static func appendFields(_ out: inout [UInt8], _ headers: HTTPHeaders, viaName: String, skip: (String) -> Bool) {
+        let fields = headers.fields
+        var lastVia = -1
+        for (index, field) in fields.enumerated() where HTTPHeaders.namesEqual(field.name, "Via") && !skip(field.name) {
+            lastVia = index
+        }
+        for (index, field) in fields.enumerated() where !skip(field.name) {
             append(&out, field.name)
             append(&out, ": ")
             append(&out, field.value)
             if index == lastVia {
                 if !field.value.isEmpty { append(&out, ", ") }
-                append(&out, via)
+                append(&out, "1.1 ")
+                append(&out, viaName)
             }
             append(&out, "\r\n")
-            index += 1
         }
-        if lastVia == nil {
-            append(&out, "Via: ")
-            append(&out, via)
+        if lastVia < 0 {
+            append(&out, "Via: 1.1 ")
+            append(&out, viaName)
             append(&out, "\r\n")
         }
     }
 
     private static func append(_ out: inout [UInt8], _ text: String) {
-        out.append(contentsOf: text.utf8)
+        // Native strings expose their bytes contiguously: copy them in one go rather than
+        // through the UTF-8 view's iterator.
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }
+        if copied == nil { out.append(contentsOf: text.utf8) }
     }
 }

@@ -7,6 +7,7 @@ enum HTTPFieldLines {
     /// Returns the headers or the reason the section is refused.
     static func parse(_ buf: UnsafeRawBufferPointer, from: Int, end: Int) -> Result<HTTPHeaders, ReasonCode> {
         var fields: [HTTPHeader] = []
+        fields.reserveCapacity(16)
         var i = from
         while i < end {
             var lineEnd = i
@@ -33,10 +34,20 @@ enum HTTPFieldLines {
         var v1 = to
         while v0 < v1 && HTTPBytes.isOWS(buf[v0]) { v0 += 1 }
         while v1 > v0 && HTTPBytes.isOWS(buf[v1 - 1]) { v1 -= 1 }
-        for j in v0..<v1 where !HTTPBytes.isFieldValueByte(buf[j]) { return .failure(.badHeader) }
+        var highBits: UInt8 = 0
+        for j in v0..<v1 {
+            let b = buf[j]
+            guard HTTPBytes.isFieldValueByte(b) else { return .failure(.badHeader) }
+            highBits |= b
+        }
         let name = String(decoding: UnsafeRawBufferPointer(rebasing: buf[from..<k]), as: UTF8.self)
-        guard let value = HTTPBytes.string(UnsafeRawBufferPointer(rebasing: buf[v0..<v1])) else {
-            return .failure(.badHeader)
+        let valueBytes = UnsafeRawBufferPointer(rebasing: buf[v0..<v1])
+        let value: String
+        if highBits < 0x80 {
+            value = String(decoding: valueBytes, as: UTF8.self)
+        } else {
+            guard let decoded = String(validating: valueBytes, as: UTF8.self) else { return .failure(.badHeader) }
+            value = decoded
         }
         return .success(HTTPHeader(name: name, value: value))
     }

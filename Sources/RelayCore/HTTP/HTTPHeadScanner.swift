@@ -32,6 +32,11 @@ struct HTTPHeadScanner: Sendable {
         var i = index
         defer { index = i }
         while i < end {
+            // Most head bytes are neither CR nor LF: skip them eight at a time.
+            while i &+ 8 <= end && !Self.hasLineByte(buf.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
+                i &+= 8
+            }
+            if i >= end { break }
             let b = buf[i]
             if b > HTTPBytes.cr || (b != HTTPBytes.cr && b != HTTPBytes.lf) {
                 i += 1
@@ -61,5 +66,16 @@ struct HTTPHeadScanner: Sendable {
             lineStart = i
         }
         return count > limit ? .invalid(.headTooLarge) : .needMore
+    }
+
+    /// Whether any byte of `word` is CR or LF: the classic SWAR zero-byte test applied to the
+    /// word XORed with each pattern (exact as to whether a match exists; which byte it is, the
+    /// byte loop then finds).
+    private static func hasLineByte(_ word: UInt64) -> Bool {
+        let lows: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let cr = word ^ (lows &* 0x0D)
+        let lf = word ^ (lows &* 0x0A)
+        return (((cr &- lows) & ~cr) | ((lf &- lows) & ~lf)) & highs != 0
     }
 }

@@ -71,17 +71,18 @@ public struct HTTPHeaders: Equatable, Hashable, Sendable, Sequence {
     }
 
     /// ASCII case-insensitive equality: header names are tokens, so Unicode case folding
-    /// would be wrong (and slower).
+    /// would be wrong (and slower). Lengths are compared first since most names differ there.
     static func namesEqual(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { pa in
-            b.withUTF8 { pb in
-                guard pa.count == pb.count else { return false }
+        guard a.utf8.count == b.utf8.count else { return false }
+        let fast = a.utf8.withContiguousStorageIfAvailable { pa in
+            b.utf8.withContiguousStorageIfAvailable { pb in
                 for i in 0..<pa.count where HTTPBytes.asciiLowercased(pa[i]) != HTTPBytes.asciiLowercased(pb[i]) {
                     return false
                 }
                 return true
             }
         }
+        if let fast, let result = fast { return result }
+        return a.utf8.elementsEqual(b.utf8) { HTTPBytes.asciiLowercased($0) == HTTPBytes.asciiLowercased($1) }
     }
 }

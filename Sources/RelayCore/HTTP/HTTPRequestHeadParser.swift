@@ -53,7 +53,11 @@ public struct HTTPRequestHeadParser: Sendable {
         case .failure(let code): return .failure(code)
         }
         // Two Host fields let the relay and the origin disagree about the destination.
-        if headers.values("Host").count > 1 { return .failure(.badHeader) }
+        var hosts = 0
+        for field in headers where HTTPHeaders.namesEqual(field.name, "Host") {
+            hosts += 1
+            if hosts > 1 { return .failure(.badHeader) }
+        }
 
         let method = String(decoding: UnsafeRawBufferPointer(rebasing: buf[start..<methodEnd]), as: UTF8.self)
         let target = String(decoding: UnsafeRawBufferPointer(rebasing: buf[targetStart..<targetEnd]), as: UTF8.self)

@@ -85,6 +85,24 @@ struct HTTPRequestHeadParserTests {
         #expect(Feed.request(text) == .invalid(expected))
     }
 
+    @Test func findsBareLineEndingsAtEveryWordAlignment() {
+        // The scanner skips eight bytes at a time; a stray byte must be caught in any lane.
+        for position in 0..<24 {
+            for stray in ["\n", "\r"] {
+                var value = Array(repeating: "v", count: 24)
+                value[position] = stray
+                let text = "GET / HTTP/1.1\r\nX-Long: " + value.joined() + "\r\n\r\n"
+                #expect(Feed.request(text) == .invalid(.bareLineEnding), "stray \(stray.debugDescription) at \(position)")
+            }
+        }
+    }
+
+    @Test func nonASCIIBytesLookingLikeLineEndsAreNotLineEnds() {
+        // "Ê" is C3 8A and "Í" is C3 8D: the high-bit twins of LF and CR.
+        let value = String(repeating: "ÊÍ", count: 9)
+        #expect(Feed.request("GET / HTTP/1.1\r\nX: " + value + "\r\n\r\n").head?.headers.first("X") == value)
+    }
+
     @Test func enforcesMaxHeadersExactly() {
         let limits = HTTPHeadLimits(maxHeadBytes: 1024, maxHeaders: 3)
         let three = "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"
