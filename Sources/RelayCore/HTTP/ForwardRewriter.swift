@@ -4,17 +4,16 @@
 /// `Proxy-Authorization` above all carries the client's credentials for *this* proxy.
 /// Bodies are relayed verbatim, so `Transfer-Encoding` and `Content-Length` are kept.
 public enum ForwardRewriter {
-    /// Fields removed in both directions, besides those the `Connection` field names.
-    static let hopByHop: [String] = [
-        "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate",
-        "TE", "Trailer", "Upgrade",
-    ]
-
     /// Origin-form request head for the upstream: `METHOD pathAndQuery HTTP/1.1`, `Host:
     /// hostHeader` first (RFC 9112 3.2 asks for it first and replaces the client's), the
     /// remaining fields in order minus hop-by-hop ones, and `1.1 viaName` added to the last
     /// `Via` line or as a new `Via` line at the end. Always HTTP/1.1 towards the upstream.
+    ///
+    /// Every string must come from the parsers, `RequestTarget` or configuration: a CR or LF in
+    /// them would inject lines, and is a programmer error caught by debug assertions.
     public static func upstreamRequest(_ head: HTTPRequestHead, hostHeader: String, pathAndQuery: String, viaName: String) -> [UInt8] {
+        assert(isLineSafe(head.method) && isLineSafe(hostHeader) && isLineSafe(pathAndQuery) && isLineSafe(viaName)
+            && head.headers.allSatisfy { isLineSafe($0.name) && isLineSafe($0.value) }, "CR/LF in a head being forwarded")
         var out: [UInt8] = []
         out.reserveCapacity(256 + head.headers.count * 32)
         append(&out, head.method)
@@ -36,6 +35,8 @@ public enum ForwardRewriter {
     /// `Connection: close` last when `closeAfter` (callers must pass true when the response is
     /// framed `.untilClose`, since its end is the close itself).
     public static func clientResponse(_ head: HTTPResponseHead, viaName: String, closeAfter: Bool) -> [UInt8] {
+        assert(isLineSafe(head.reason) && isLineSafe(viaName)
+            && head.headers.allSatisfy { isLineSafe($0.name) && isLineSafe($0.value) }, "CR/LF in a head being forwarded")
         var out: [UInt8] = []
         out.reserveCapacity(256 + head.headers.count * 32)
         append(&out, "HTTP/1.1 \(head.status) ")
@@ -80,8 +81,10 @@ public enum ForwardRewriter {
         headers.tokens("Connection").filter { !isHopByHop($0) && !neverStripped.contains($0) }
     }
 
-    /// Whether `name` is one of `hopByHop`; dispatches on length first because this runs for
-    /// every field of every forwarded message and almost every name differs in length.
+    /// Whether `name` is removed in both directions whatever `Connection` says: Connection,
+    /// Keep-Alive, Proxy-Connection, Proxy-Authorization, Proxy-Authenticate, TE, Trailer,
+    /// Upgrade. Dispatches on length first because this runs for every field of every
+    /// forwarded message and almost every name differs in length.
     static func isHopByHop(_ name: String) -> Bool {
         switch name.utf8.count {
         case 2: return HTTPHeaders.namesEqual(name, "TE")
@@ -118,6 +121,10 @@ public enum ForwardRewriter {
             append(&out, viaName)
             append(&out, "\r\n")
         }
+    }
+
+    private static func isLineSafe(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == HTTPBytes.cr || $0 == HTTPBytes.lf }
     }
 
     private static func append(_ out: inout [UInt8], _ text: String) {
