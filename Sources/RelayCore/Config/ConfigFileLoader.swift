@@ -34,14 +34,19 @@ public enum ConfigFileLoader {
     private static func expand(_ pattern: String, reportedAt location: SourceLocation) throws(ConfigError) -> [String] {
         var result = glob_t()
         defer { globfree(&result) }
-        let status = glob(pattern, GLOB_ERR, nil, &result)
+        // A directory that does not exist simply matches nothing (conf.d may be absent),
+        // but one that exists and cannot be read must fail the load: silently skipping it
+        // could drop `deny` rules.
+        let status = glob(pattern, 0, { _, error in error == ENOENT || error == ENOTDIR ? 0 : 1 }, &result)
         switch status {
         case 0:
             break
         case GLOB_NOMATCH:
             return []
+        case GLOB_ABORTED:
+            throw ConfigError(location: location, message: "cannot expand include '\(pattern)': a directory on its path is not readable")
         default:
-            throw ConfigError(location: location, message: "cannot expand include '\(pattern)': \(String(cString: strerror(errno)))")
+            throw ConfigError(location: location, message: "cannot expand include '\(pattern)': out of memory")
         }
         var paths: [String] = []
         for index in 0..<Int(result.gl_pathc) {
