@@ -70,7 +70,7 @@ private struct ConfigParseSession {
         for token in line.tokens where token.text.unicodeScalars.contains(where: Self.isControl) {
             throw ConfigError(location: at(token), message: "invalid control character")
         }
-        let directive = line.tokens[0]
+        guard let directive = line.tokens.first else { return }
         let args = Array(line.tokens.dropFirst())
         let here = at(directive)
 
