@@ -1,0 +1,43 @@
+/// A parsed and checked configuration: everything `serve` needs, nothing it must re-check.
+public struct RelayConfig: Sendable {
+    /// Default `state-dir`.
+    public static let defaultStateDir = "/var/lib/dynrelay"
+
+    /// HTTP proxy listeners, in config order.
+    public var listeners: [ListenAddress]
+    /// Where `audit.db` lives.
+    public var stateDir: String
+    /// Event loop count; nil means one per core.
+    public var loops: Int?
+    /// The registry built from `rules`.
+    public var registry: Registry
+    /// `server` and `deny` rules in config order (includes expanded in place).
+    public var rules: [DestinationRule]
+    /// Static TCP forwards, each already checked against the registry.
+    public var forwards: [ForwardDirective]
+    /// Resource bounds.
+    public var limits: RelayLimits
+    /// Deadlines.
+    public var timeouts: RelayTimeouts
+    /// Audit durability.
+    public var auditSync: AuditSync
+    /// Every file read, main file first, then includes in the order they were parsed.
+    public var sourceFiles: [String]
+
+    /// Creates a configuration; `registry` is built from `rules`.
+    public init(listeners: [ListenAddress], stateDir: String = RelayConfig.defaultStateDir,
+                loops: Int? = nil, rules: [DestinationRule] = [], forwards: [ForwardDirective] = [],
+                limits: RelayLimits = RelayLimits(), timeouts: RelayTimeouts = RelayTimeouts(),
+                auditSync: AuditSync = .full, sourceFiles: [String] = []) {
+        self.listeners = listeners
+        self.stateDir = stateDir
+        self.loops = loops
+        self.registry = Registry(rules: rules)
+        self.rules = rules
+        self.forwards = forwards
+        self.limits = limits
+        self.timeouts = timeouts
+        self.auditSync = auditSync
+        self.sourceFiles = sourceFiles
+    }
+}

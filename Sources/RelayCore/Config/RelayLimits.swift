@@ -1,0 +1,16 @@
+/// Resource bounds that keep one client from exhausting the relay.
+public struct RelayLimits: Sendable, Equatable {
+    /// Largest request head (request line + headers) in bytes.
+    public var maxRequestHead: Int
+    /// Most header fields in one head.
+    public var maxHeaders: Int
+    /// Most accepted client connections over all listeners.
+    public var maxConnections: Int
+
+    /// The defaults from the contract unless overridden.
+    public init(maxRequestHead: Int = 32768, maxHeaders: Int = 100, maxConnections: Int = 10000) {
+        self.maxRequestHead = maxRequestHead
+        self.maxHeaders = maxHeaders
+        self.maxConnections = maxConnections
+    }
+}

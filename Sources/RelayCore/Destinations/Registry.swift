@@ -1,0 +1,75 @@
+/// The registered destinations: default deny, `deny` wins over any `server`.
+///
+/// Immutable once built so a reload swaps a whole registry atomically and decisions in
+/// flight keep a consistent view.
+public struct Registry: Sendable {
+    /// All rules in config order.
+    public let rules: [DestinationRule]
+    private let denyRules: [DestinationRule]
+    private let serverRules: [DestinationRule]
+
+    /// Builds a registry; order among servers matters only for which rule is named.
+    public init(rules: [DestinationRule]) {
+        self.rules = rules
+        denyRules = rules.filter { $0.kind == .deny }
+        serverRules = rules.filter { $0.kind == .server }
+    }
+
+    /// Before resolution (contract section Decisions). An IPv4-mapped IPv6 literal is
+    /// `.ambiguousHost` unless a server rule registers that exact IPv6 address.
+    public func decide(host: Host, port: UInt16) -> Decision {
+        let forms = Registry.forms(of: host)
+        if let deny = denyRules.first(where: { rule in
+            rule.ports.contains(port) && forms.contains { rule.host.matches($0) }
+        }) {
+            return .deny(rule: deny.rule, reason: .denied)
+        }
+        if case .ipv6(let address) = host, address.isIPv4Mapped {
+            let exact = CIDR(address: .v6(address))
+            guard let server = serverRules.first(where: { $0.ports.contains(port) && $0.host.cidr == exact }) else {
+                return .deny(rule: nil, reason: .ambiguousHost)
+            }
+            return .allow(rule: server.rule)
+        }
+        if let server = serverRules.first(where: { $0.ports.contains(port) && $0.host.matches(host) }) {
+            return .allow(rule: server.rule)
+        }
+        return .deny(rule: nil, reason: .notRegistered)
+    }
+
+    /// After resolution, for EVERY resolved address: deny CIDRs + built-in guard
+    /// (loopback, unspecified, link-local, 169.254.169.254, multicast, and their
+    /// IPv4-mapped forms) unless registered by address.
+    ///
+    /// A guarded address let through by a server rule naming it by address is reported
+    /// with that rule, since it is the reason the address was allowed; otherwise the
+    /// decision carries `allowRule` from `decide`.
+    public func checkResolved(address: IPAddress, port: UInt16, allowRule: String) -> Decision {
+        let forms = [address] + (address.unmappedIPv4.map { [$0] } ?? [])
+        func coversByAddress(_ rule: DestinationRule) -> Bool {
+            guard rule.ports.contains(port), let cidr = rule.host.cidr else { return false }
+            return forms.contains { cidr.contains($0) }
+        }
+        if let deny = denyRules.first(where: coversByAddress) {
+            return .deny(rule: deny.rule, reason: .denied)
+        }
+        if AddressGuard.isGuarded(address) {
+            // A wide block (`0.0.0.0/0`, `::/0`) registers ordinary hosts; only a rule
+            // that deliberately names guarded space lifts the guard.
+            guard let server = serverRules.first(where: { rule in
+                coversByAddress(rule) && rule.host.cidr.map(AddressGuard.liesInGuardedSpace) == true
+            }) else {
+                return .deny(rule: nil, reason: .guardedAddress)
+            }
+            return .allow(rule: server.rule)
+        }
+        return .allow(rule: allowRule)
+    }
+
+    /// The host plus, for an IPv4-mapped literal, the IPv4 host it reaches: deny rules
+    /// must see through the mapping.
+    private static func forms(of host: Host) -> [Host] {
+        if case .ipv6(let address) = host, let v4 = address.mappedIPv4 { return [host, .ipv4(v4)] }
+        return [host]
+    }
+}
