@@ -124,7 +124,7 @@ struct ConfigErrorTests {
     }
 
     @Test func errorDescriptionFormat() {
-        let error = ConfigError(location: SourceLocation(file: "/etc/dynrelay/dynrelay.conf", line: 12, column: 8), message: "bad")
+        let error = ConfigError(location: RelayCore.SourceLocation(file: "/etc/dynrelay/dynrelay.conf", line: 12, column: 8), message: "bad")
         #expect(error.description == "/etc/dynrelay/dynrelay.conf:12:8: bad")
         #expect(error.location.rule == "/etc/dynrelay/dynrelay.conf:12")
     }

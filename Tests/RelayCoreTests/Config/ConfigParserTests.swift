@@ -50,12 +50,12 @@ struct ConfigParserTests {
             #expect(rule.kind == expected.0)
             #expect(rule.host.description == expected.1)
             #expect(rule.ports.description == expected.2)
-            #expect(rule.location == SourceLocation(file: "main.conf", line: expected.3, column: 1))
+            #expect(rule.location == RelayCore.SourceLocation(file: "main.conf", line: expected.3, column: 1))
             #expect(rule.rule == "main.conf:\(expected.3)")
         }
         #expect(config.forwards == [ForwardDirective(
             listen: ListenAddress(host: v4("127.0.0.1"), port: 2222), host: .name("app1.corp.example"), port: 443,
-            location: SourceLocation(file: "main.conf", line: 21, column: 1))])
+            location: RelayCore.SourceLocation(file: "main.conf", line: 21, column: 1))])
         #expect(config.registry.decide(host: .name("app1.corp.example"), port: 443) == .allow(rule: "main.conf:14"))
     }
 
@@ -104,7 +104,7 @@ struct ConfigParserTests {
     func lexing() throws {
         let config = try parseConfig("\n   \n# only a comment\n\tlisten\t127.0.0.1:3128# no space before the comment\r\n\n  server\t\tapp.example:443   # trailing\r\n")
         #expect(config.listeners.map(\.description) == ["127.0.0.1:3128"])
-        #expect(config.rules.first?.location == SourceLocation(file: "main.conf", line: 6, column: 3))
+        #expect(config.rules.first?.location == RelayCore.SourceLocation(file: "main.conf", line: 6, column: 3))
         #expect(configError("listen 127.0.0.1:1\n\t\tbogus") == "main.conf:2:3: unknown directive 'bogus'")
         #expect(configError("listen 127.0.0.1:1\r\nbogus\r\n") == "main.conf:2:1: unknown directive 'bogus'")
         #expect(configError("listen 127.0.0.1:1 # bogus\n#bogus\n  # bogus") == nil)

@@ -16,7 +16,7 @@ struct MemoryFiles {
             return files.keys.filter { fnmatch(full, $0, FNM_PATHNAME) == 0 }.sorted().map { ($0, files[$0] ?? "") }
         }
         guard let text = files[full] else {
-            throw ConfigError(location: SourceLocation(file: including, line: 1, column: 1),
+            throw ConfigError(location: RelayCore.SourceLocation(file: including, line: 1, column: 1),
                               message: "cannot read '\(full)': No such file or directory")
         }
         return [(full, text)]

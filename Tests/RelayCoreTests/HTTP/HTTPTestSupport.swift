@@ -31,7 +31,7 @@ enum Feed {
     @discardableResult
     static func headAllWays<P: IncrementalHeadParser>(_ type: P.Type, _ input: [UInt8], limits: HTTPHeadLimits = HTTPHeadLimits(),
                                                      everySplit: Bool = true,
-                                                     sourceLocation: SourceLocation = #_sourceLocation) -> HeadParseResult<P.Head> {
+                                                     sourceLocation: Testing.SourceLocation = #_sourceLocation) -> HeadParseResult<P.Head> {
         let whole = head(type, input, cuts: [], limits: limits)
         if everySplit {
             for k in 0...input.count {
@@ -48,12 +48,12 @@ enum Feed {
     }
 
     static func request(_ text: String, limits: HTTPHeadLimits = HTTPHeadLimits(),
-                        sourceLocation: SourceLocation = #_sourceLocation) -> HeadParseResult<HTTPRequestHead> {
+                        sourceLocation: Testing.SourceLocation = #_sourceLocation) -> HeadParseResult<HTTPRequestHead> {
         headAllWays(HTTPRequestHeadParser.self, bytes(text), limits: limits, sourceLocation: sourceLocation)
     }
 
     static func response(_ text: String, limits: HTTPHeadLimits = HTTPHeadLimits(),
-                         sourceLocation: SourceLocation = #_sourceLocation) -> HeadParseResult<HTTPResponseHead> {
+                         sourceLocation: Testing.SourceLocation = #_sourceLocation) -> HeadParseResult<HTTPResponseHead> {
         headAllWays(HTTPResponseHeadParser.self, bytes(text), limits: limits, sourceLocation: sourceLocation)
     }
 
@@ -89,7 +89,7 @@ enum Feed {
     /// Body outcome fed whole, asserting the same outcome for every two-way split and byte by byte.
     @discardableResult
     static func bodyAllWays(_ framing: BodyFraming, _ input: [UInt8], limits: HTTPHeadLimits = HTTPHeadLimits(),
-                            sourceLocation: SourceLocation = #_sourceLocation) -> BodyOutcome {
+                            sourceLocation: Testing.SourceLocation = #_sourceLocation) -> BodyOutcome {
         let whole = body(framing, input, cuts: [], limits: limits)
         for k in 0...input.count {
             let split = body(framing, input, cuts: [k], limits: limits)
