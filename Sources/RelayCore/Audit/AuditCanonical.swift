@@ -39,10 +39,12 @@ public enum AuditCanonical {
         return out
     }
 
+    // The helpers below run for every audit row on the writer: they append in place with no
+    // temporary arrays (the first version's per-integer digit buffers dominated the profile).
+
     private static func appendText(_ value: String?, to out: inout [UInt8]) {
         guard let value else {
-            out.append(UInt8(ascii: "-"))
-            out.append(UInt8(ascii: ","))
+            appendNull(to: &out)
             return
         }
         let bytes = value.utf8
@@ -54,30 +56,40 @@ public enum AuditCanonical {
 
     private static func appendInteger(_ value: Int64?, to out: inout [UInt8]) {
         guard let value else {
-            out.append(UInt8(ascii: "-"))
-            out.append(UInt8(ascii: ","))
+            appendNull(to: &out)
             return
         }
-        var digits: [UInt8] = []
-        if value < 0 { digits.append(UInt8(ascii: "-")) }
-        appendDecimal(value.magnitude, to: &digits)
-        appendDecimal(UInt64(digits.count), to: &out)
+        let magnitude = value.magnitude
+        let length = decimalDigitCount(magnitude) + (value < 0 ? 1 : 0)
+        appendDecimal(UInt64(length), to: &out)
         out.append(UInt8(ascii: ":"))
-        out.append(contentsOf: digits)
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        appendDecimal(magnitude, to: &out)
         out.append(UInt8(ascii: ","))
     }
 
+    private static func appendNull(to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "-"))
+        out.append(UInt8(ascii: ","))
+    }
+
+    private static func decimalDigitCount(_ value: UInt64) -> Int {
+        var count = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            count += 1
+        }
+        return count
+    }
+
+    /// Most significant digit first, so nothing has to be reversed afterwards.
     private static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
-        if value == 0 {
-            out.append(UInt8(ascii: "0"))
-            return
+        var divisor: UInt64 = 1
+        while value / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value / divisor % 10))
+            divisor /= 10
         }
-        var value = value
-        let start = out.count
-        while value > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(value % 10))
-            value /= 10
-        }
-        out[start...].reverse()
     }
 }

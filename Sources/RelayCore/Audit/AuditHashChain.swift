@@ -48,39 +48,43 @@ public struct AuditHashChain: Sendable {
     }
 
     private static func decodeHex(_ hex: String) -> [UInt8]? {
-        let utf8 = hex.utf8
-        guard utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var high: UInt8? = nil
-        for c in utf8 {
-            let nibble: UInt8
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = c - UInt8(ascii: "A") + 10
-            default: return nil
+        var hex = hex
+        return hex.withUTF8 { utf8 -> [UInt8]? in
+            guard utf8.count == 64 else { return nil }
+            var valid = true
+            let bytes = [UInt8](unsafeUninitializedCapacity: 32) { buffer, initialized in
+                for i in 0..<32 {
+                    guard let high = nibble(utf8[2 * i]), let low = nibble(utf8[2 * i + 1]) else {
+                        valid = false
+                        break
+                    }
+                    buffer[i] = high << 4 | low
+                    initialized = i + 1
+                }
             }
-            if let h = high {
-                bytes.append(h << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
-            }
+            return valid ? bytes : nil
         }
-        return bytes
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     private static func encodeHex(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(hexDigits[Int(b >> 4)])
-            out.append(hexDigits[Int(b & 0x0f)])
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (i, b) in bytes.enumerated() {
+                out[2 * i] = hexDigits[Int(b >> 4)]
+                out[2 * i + 1] = hexDigits[Int(b & 0x0f)]
+            }
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
