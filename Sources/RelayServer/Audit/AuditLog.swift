@@ -86,6 +86,12 @@ public final class AuditLog: Sendable {
         }
     }
 
+    /// Records appended but not yet through their batch (queued or being written). The queue
+    /// has no bound of its own: metrics and overload decisions read this to keep it bounded.
+    public var pendingCount: Int {
+        state.withLock { Int(truncatingIfNeeded: $0.appended &- $0.processed) }
+    }
+
     /// Blocks until every record appended before this call is committed (or failed) and its
     /// callback has run. For shutdown and tests; never call it on the audit queue.
     public func flush() {

@@ -16,7 +16,10 @@ extension AuditLog {
     /// (genesis for the first), and each `hash` must equal the chain hash of the row's
     /// canonical bytes under `hashKey`. Safe to run while a writer appends.
     public static func verify(path: String, hashKey: [UInt8]? = nil) -> AuditVerifyResult {
-        AuditVerifier(chain: AuditHashChain(key: hashKey)).verify(path: path)
+        if hashKey?.isEmpty == true {
+            return .broken(seq: 0, why: "the audit hash key is empty")
+        }
+        return AuditVerifier(chain: AuditHashChain(key: hashKey)).verify(path: path)
     }
 }
 

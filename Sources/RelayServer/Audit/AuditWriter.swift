@@ -19,6 +19,11 @@ final class AuditWriter: @unchecked Sendable {
     static let busyTimeoutMillis: Int32 = 5_000
 
     init(path: String, synchronousFull: Bool, hashKey: [UInt8]?) throws(AuditError) {
+        // An empty key is a configuration mistake (an empty credential file), not a request
+        // for an unkeyed chain: refuse it instead of silently weakening the trail.
+        if hashKey?.isEmpty == true {
+            throw AuditError(code: AuditError.Code.open, message: "the audit hash key is empty")
+        }
         chain = AuditHashChain(key: hashKey)
         // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal
         // and -shm files the mode of the database file.
@@ -70,7 +75,7 @@ final class AuditWriter: @unchecked Sendable {
         tail = try prepare(AuditSchema.selectTail)
     }
 
-    /// Writes `entries` as rows `tail+1 ...` in one transaction; returns the first seq.
+    /// Writes `records` as rows `tail+1 ...` in one transaction; returns the first seq.
     ///
     /// The tail is re-read inside `BEGIN IMMEDIATE` (holding the write lock), so the chain
     /// continues from what is on disk even after a failed batch or another writer.

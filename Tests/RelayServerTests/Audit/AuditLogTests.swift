@@ -121,6 +121,7 @@ import Testing
             }
         }
         log.flush()
+        #expect(log.pendingCount == 0)
 
         let all = outcomes.all
         #expect(all.count == threads * perThread)
@@ -214,6 +215,14 @@ import Testing
         } catch {
             #expect(error.code == AuditError.Code.open)
         }
+
+        do {
+            _ = try AuditLog(path: dir.path("keyed.db"), hashKey: [])
+            Issue.record("opened a log with an empty hash key")
+        } catch {
+            #expect(error.code == AuditError.Code.open)
+        }
+        #expect(AuditLog.verify(path: dir.path("keyed.db"), hashKey: []) == .broken(seq: 0, why: "the audit hash key is empty"))
 
         // A tail row whose hash is not a hash cannot be continued: refuse at startup.
         let path = dir.path("audit.db")

@@ -11,6 +11,19 @@ import Testing
         dir = try TempDir()
     }
 
+    /// The reason of a `.broken` verdict at `seq`; records an issue and returns nil for any
+    /// other verdict.
+    private func brokenReason(
+        _ path: String, at seq: Int64, hashKey: [UInt8]? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> String? {
+        let result = AuditLog.verify(path: path, hashKey: hashKey)
+        guard case .broken(seq, let why) = result else {
+            Issue.record("expected broken at seq \(seq), got \(result)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return why
+    }
+
     /// A new database in this test's directory holding samples 1...count.
     private func log(count: Int, hashKey: [UInt8]? = nil) throws -> String {
         let path = dir.path("audit-\(UUID().uuidString).db")
@@ -27,21 +40,14 @@ import Testing
 
     @Test func missingDatabaseIsBrokenAndNotCreated() throws {
         let path = dir.path("nope.db")
-        guard case .broken(seq: 0, _) = AuditLog.verify(path: path) else {
-            Issue.record("verify of a missing file did not fail")
-            return
-        }
+        #expect(brokenReason(path, at: 0)?.contains("cannot open") == true)
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
     @Test func editedMiddleRowIsReportedAtItsSeq() throws {
         let path = try log(count: 100)
         try SQL.shell(path, "UPDATE audit_events SET bytes_down = bytes_down + 1 WHERE seq = 50")
-        guard case .broken(seq: 50, let why) = AuditLog.verify(path: path) else {
-            Issue.record("\(AuditLog.verify(path: path))")
-            return
-        }
-        #expect(why.contains("hash does not match"))
+        #expect(brokenReason(path, at: 50)?.contains("hash does not match") == true)
     }
 
     @Test func everyColumnIsProtected() throws {
@@ -56,10 +62,7 @@ import Testing
         for edit in edits {
             let path = try log(count: 5)
             try SQL.exec(path, "UPDATE audit_events SET \(edit) WHERE seq = 2")
-            guard case .broken(seq: 2, _) = AuditLog.verify(path: path) else {
-                Issue.record("edit not detected at seq 2: \(edit) -> \(AuditLog.verify(path: path))")
-                continue
-            }
+            #expect(brokenReason(path, at: 2) != nil, "edit not detected: \(edit)")
         }
     }
 
@@ -67,11 +70,7 @@ import Testing
         let path = try log(count: 3)
         // TEXT that cannot become an integer stays TEXT in an INTEGER column.
         try SQL.exec(path, "UPDATE audit_events SET bytes_up = 'lots' WHERE seq = 2")
-        guard case .broken(seq: 2, let why) = AuditLog.verify(path: path) else {
-            Issue.record("\(AuditLog.verify(path: path))")
-            return
-        }
-        #expect(why.contains("bytes_up"))
+        #expect(brokenReason(path, at: 2)?.contains("bytes_up") == true)
     }
 
     @Test func rehashedEditBreaksTheNextLink() throws {
@@ -85,21 +84,13 @@ import Testing
             canonical: AuditCanonical.encode(seq: 5, ts: row["ts"]!.string!, record))
         try SQL.exec(path, "UPDATE audit_events SET bytes_down = 0, hash = '\(forged)' WHERE seq = 5")
         // ...but the next row still links to the original.
-        guard case .broken(seq: 6, let why) = AuditLog.verify(path: path) else {
-            Issue.record("\(AuditLog.verify(path: path))")
-            return
-        }
-        #expect(why.contains("prev_hash"))
+        #expect(brokenReason(path, at: 6)?.contains("prev_hash") == true)
     }
 
     @Test func deletedMiddleRowIsAGap() throws {
         let path = try log(count: 10)
         try SQL.shell(path, "DELETE FROM audit_events WHERE seq = 4")
-        guard case .broken(seq: 5, let why) = AuditLog.verify(path: path) else {
-            Issue.record("\(AuditLog.verify(path: path))")
-            return
-        }
-        #expect(why.contains("missing"))
+        #expect(brokenReason(path, at: 5)?.contains("missing") == true)
     }
 
     @Test func deletedFirstRowIsDetected() throws {
@@ -115,10 +106,7 @@ import Testing
             UPDATE audit_events SET seq = 3 WHERE seq = 4;
             UPDATE audit_events SET seq = 4 WHERE seq = -3;
             """)
-        guard case .broken(seq: 3, _) = AuditLog.verify(path: path) else {
-            Issue.record("\(AuditLog.verify(path: path))")
-            return
-        }
+        _ = brokenReason(path, at: 3)
     }
 
     /// Documents the limit of a self-contained chain: dropping the newest rows leaves a valid
@@ -140,18 +128,9 @@ import Testing
         let plainHashes = try SQL.query(plain, "SELECT hash FROM audit_events ORDER BY seq")
         #expect(zip(keyedHashes, plainHashes).allSatisfy { $0 != $1 })
 
-        guard case .broken(seq: 1, _) = AuditLog.verify(path: keyed) else {
-            Issue.record("keyed chain verified without the key")
-            return
-        }
-        guard case .broken(seq: 1, _) = AuditLog.verify(path: keyed, hashKey: key + [1]) else {
-            Issue.record("keyed chain verified with another key")
-            return
-        }
-        guard case .broken(seq: 1, _) = AuditLog.verify(path: plain, hashKey: key) else {
-            Issue.record("plain chain verified with a key")
-            return
-        }
+        #expect(brokenReason(keyed, at: 1)?.contains("written with a key") == true)
+        #expect(brokenReason(keyed, at: 1, hashKey: key + [1])?.contains("another key") == true)
+        #expect(brokenReason(plain, at: 1, hashKey: key) != nil)
     }
 
     @Test func keyedChainContinuesAcrossReopen() throws {
