@@ -34,4 +34,27 @@ import Testing
         #expect(outcomes.all.count == total / 1000)
         #expect(AuditLog.verify(path: path) == .ok(records: total))
     }
+
+    /// What a tunnel waits before its first relayed byte: one append on an idle writer until
+    /// its callback reports the commit.
+    @Test(arguments: [true, false])
+    func commitLatencyOfALoneRecord(synchronousFull: Bool) throws {
+        let dir = try TempDir()
+        let log = try AuditLog(path: dir.path("audit.db"), synchronousFull: synchronousFull)
+        var micros: [Double] = []
+        for n in 0..<300 {
+            let done = DispatchSemaphore(value: 0)
+            let start = DispatchTime.now()
+            log.append(Records.sample(n)) { _ in done.signal() }
+            done.wait()
+            micros.append(Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e3)
+        }
+        log.close()
+        micros.sort()
+        print("""
+            audit commit latency (synchronous=\(synchronousFull ? "FULL" : "NORMAL")): \
+            p50 \(Int(micros[micros.count / 2])) µs, p99 \(Int(micros[micros.count * 99 / 100])) µs
+            """)
+        #expect(micros.count == 300)
+    }
 }
