@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CSQLite
+import RelayCore
+
+/// The SQLite side of `AuditLog`: one connection, its prepared statements and the chain
+/// arithmetic. Confined to the audit queue of the `AuditLog` that owns it (built on the
+/// caller's thread before the queue ever sees it, closed there after the queue has drained).
+final class AuditWriter: @unchecked Sendable {
+    private var db: OpaquePointer?
+    private var begin: OpaquePointer?
+    private var commit: OpaquePointer?
+    private var rollback: OpaquePointer?
+    private var insert: OpaquePointer?
+    private var tail: OpaquePointer?
+    private let chain: AuditHashChain
+
+    static let busyTimeoutMillis: Int32 = 5_000
+
+    init(path: String, synchronousFull: Bool, hashKey: [UInt8]?) throws(AuditError) {
+        // An empty key is a configuration mistake (an empty credential file), not a request
+        // for an unkeyed chain: refuse it instead of silently weakening the trail.
+        if hashKey?.isEmpty == true {
+            throw AuditError(code: AuditError.Code.open, message: "the audit hash key is empty")
+        }
+        chain = AuditHashChain(key: hashKey)
+        // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal
+        // and -shm files the mode of the database file.
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let err = errno
+            throw AuditError(code: AuditError.Code.open, message: "open \(path): \(String(cString: strerror(err)))")
+        }
+        Glibc.close(fd)
+
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        db = handle
+        guard rc == SQLITE_OK else {
+            let error = AuditError(code: AuditError.Code.open, sqliteCode: rc, message: "\(path): \(SQLite.message(handle))")
+            close()
+            throw error
+        }
+        do throws(AuditError) {
+            try configure(synchronousFull: synchronousFull)
+            try prepareStatements()
+            _ = try readTail()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    private func configure(synchronousFull: Bool) throws(AuditError) {
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, Self.busyTimeoutMillis)
+        let mode = try queryText("PRAGMA journal_mode=WAL")
+        guard mode == "wal" else {
+            throw AuditError(code: AuditError.Code.open, message: "journal_mode is \(mode ?? "unknown"), WAL refused")
+        }
+        try exec("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")", code: AuditError.Code.open)
+        try exec(AuditSchema.create, code: AuditError.Code.schema)
+    }
+
+    private func prepareStatements() throws(AuditError) {
+        begin = try prepare("BEGIN IMMEDIATE")
+        commit = try prepare("COMMIT")
+        rollback = try prepare("ROLLBACK")
+        insert = try prepare(AuditSchema.insert)
+        tail = try prepare(AuditSchema.selectTail)
+    }
+
+    /// Writes `records` as rows `tail+1 ...` in one transaction; returns the first seq.
+    ///
+    /// The tail is re-read inside `BEGIN IMMEDIATE` (holding the write lock), so the chain
+    /// continues from what is on disk even after a failed batch or another writer.
+    /// On any failure the transaction is rolled back and no record of the batch is stored.
+    func write<C: Collection>(_ records: C) -> Result<Int64, AuditError> where C.Element == AuditRecord {
+        guard db != nil, let begin, let commit, let insert else { return .failure(.closed) }
+        guard run(begin) == SQLITE_DONE else { return .failure(writeError("BEGIN IMMEDIATE")) }
+        do throws(AuditError) {
+            var (seq, prevHash) = try readTail()
+            let first = seq + 1
+            for record in records {
+                seq += 1
+                let ts = AuditTimestamp.format(micros: record.timestampMicros)
+                let hash = chain.next(prevHashHex: prevHash, canonical: AuditCanonical.encode(seq: seq, ts: ts, record))
+                try bind(insert, seq: seq, ts: ts, record, prevHash: prevHash, hash: hash)
+                guard run(insert) == SQLITE_DONE else { throw writeError("INSERT seq \(seq)") }
+                prevHash = hash
+            }
+            guard run(commit) == SQLITE_DONE else { throw writeError("COMMIT") }
+            return .success(first)
+        } catch {
+            abandonTransaction()
+            return .failure(error)
+        }
+    }
+
+    /// Finalizes every statement and closes the connection; idempotent.
+    func close() {
+        for stmt in [begin, commit, rollback, insert, tail] where stmt != nil {
+            sqlite3_finalize(stmt)
+        }
+        (begin, commit, rollback, insert, tail) = (nil, nil, nil, nil, nil)
+        if let db {
+            sqlite3_close_v2(db)
+            self.db = nil
+        }
+    }
+
+    // MARK: - Steps
+
+    private func bind(_ stmt: OpaquePointer, seq: Int64, ts: String, _ r: AuditRecord, prevHash: String, hash: String) throws(AuditError) {
+        // SQLITE_OK is 0: OR-ing the results is non-zero iff some bind failed.
+        let results: Int32 =
+            SQLite.bindInteger(stmt, 1, seq)
+            | SQLite.bindText(stmt, 2, ts)
+            | SQLite.bindText(stmt, 3, r.event.rawValue)
+            | SQLite.bindText(stmt, 4, r.session)
+            | SQLite.bindText(stmt, 5, r.client)
+            | SQLite.bindText(stmt, 6, r.listener)
+            | SQLite.bindText(stmt, 7, r.principal)
+            | SQLite.bindText(stmt, 8, r.scheme)
+            | SQLite.bindText(stmt, 9, r.target)
+            | SQLite.bindText(stmt, 10, r.resolved)
+            | SQLite.bindText(stmt, 11, r.rule)
+            | SQLite.bindText(stmt, 12, r.decision.rawValue)
+            | SQLite.bindText(stmt, 13, r.reason)
+            | SQLite.bindInteger(stmt, 14, r.status.map(Int64.init))
+            | SQLite.bindInteger(stmt, 15, r.bytesUp)
+            | SQLite.bindInteger(stmt, 16, r.bytesDown)
+            | SQLite.bindInteger(stmt, 17, r.durationMs)
+            | SQLite.bindText(stmt, 18, r.tlsVersion)
+            | SQLite.bindText(stmt, 19, r.tlsCipher)
+            | SQLite.bindInteger(stmt, 20, r.simulated ? 1 : 0)
+            | SQLite.bindText(stmt, 21, prevHash)
+            | SQLite.bindText(stmt, 22, hash)
+        if results != SQLITE_OK {
+            throw writeError("bind seq \(seq)")
+        }
+    }
+
+    /// The last stored (seq, hash), or (0, genesis) for an empty table.
+    private func readTail() throws(AuditError) -> (Int64, String) {
+        guard let tail else { throw AuditError.closed }
+        defer { sqlite3_reset(tail) }
+        switch sqlite3_step(tail) {
+        case SQLITE_DONE:
+            return (0, AuditHashChain.genesis)
+        case SQLITE_ROW:
+            let seq = sqlite3_column_int64(tail, 0)
+            guard case .text(let bytes) = SQLite.text(tail, 1),
+                  let hash = String(validating: bytes, as: UTF8.self),
+                  AuditHashChain.isWellFormed(hashHex: hash)
+            else {
+                throw AuditError(code: AuditError.Code.chain, message: "row \(seq) has a malformed hash; run `dynrelay audit verify`")
+            }
+            return (seq, hash.lowercased())
+        default:
+            throw writeError("read chain tail")
+        }
+    }
+
+    private func abandonTransaction() {
+        guard let db, sqlite3_get_autocommit(db) == 0, let rollback else { return }
+        // A ROLLBACK can itself be busy; the transaction must not outlive the batch.
+        for _ in 0..<3 where sqlite3_get_autocommit(db) == 0 {
+            _ = run(rollback)
+        }
+    }
+
+    /// Steps a statement once and resets it, so a persistent statement never holds a read
+    /// snapshot or a lock past its use.
+    private func run(_ stmt: OpaquePointer) -> Int32 {
+        let rc = sqlite3_step(stmt)
+        sqlite3_reset(stmt)
+        return rc
+    }
+
+    private func prepare(_ sql: String) throws(AuditError) -> OpaquePointer {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else {
+            throw AuditError(code: AuditError.Code.schema, sqliteCode: SQLite.errorCode(db), message: "prepare `\(sql)`: \(SQLite.message(db))")
+        }
+        return stmt
+    }
+
+    private func exec(_ sql: String, code: String) throws(AuditError) {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &errmsg)
+        defer { sqlite3_free(errmsg) }
+        guard rc == SQLITE_OK else {
+            let text = errmsg.map { String(cString: $0) } ?? SQLite.message(db)
+            throw AuditError(code: code, sqliteCode: SQLite.errorCode(db), message: "`\(sql.prefix(40))`: \(text)")
+        }
+    }
+
+    private func queryText(_ sql: String) throws(AuditError) -> String? {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK, let stmt else {
+            throw AuditError(code: AuditError.Code.open, sqliteCode: SQLite.errorCode(db), message: "`\(sql)`: \(SQLite.message(db))")
+        }
+        defer { sqlite3_finalize(stmt) }
+        let rc = sqlite3_step(stmt)
+        guard rc == SQLITE_ROW else {
+            throw AuditError(code: AuditError.Code.open, sqliteCode: SQLite.errorCode(db), message: "`\(sql)`: \(SQLite.message(db))")
+        }
+        guard let text = sqlite3_column_text(stmt, 0) else { return nil }
+        return String(cString: text)
+    }
+
+    private func writeError(_ step: String) -> AuditError {
+        AuditError(code: AuditError.Code.write, sqliteCode: SQLite.errorCode(db), message: "\(step): \(SQLite.message(db))")
+    }
+}
