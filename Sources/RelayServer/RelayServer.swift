@@ -27,8 +27,9 @@ public final class RelayServer: Sendable {
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
         let loopCount = max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.group = EventLoopGroup(count: loopCount)
-        self.shared = ServerShared(settings: Self.runtimeSettings(config), resolver: Resolver(),
-                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger)
+        let shared = ServerShared(settings: Self.runtimeSettings(config), resolver: Resolver(),
+                                  audit: AuditSink(log: auditLog, logger: logger), logger: logger)
+        self.shared = shared
         self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
         try bind(config)
     }

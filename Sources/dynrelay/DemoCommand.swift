@@ -35,14 +35,14 @@ enum DemoCommand {
         }
         app.start()
         let proxy = config.listeners.first.map { "\($0)" } ?? "127.0.0.1:3128"
-        fputs("""
+        RelayLog.writeToStandardError("""
         dynrelay: demo app on http://\(app.address)/ (registered); try:
           curl -x http://\(proxy) http://\(app.address)/
           curl -p -x http://\(proxy) http://\(app.address)/
           curl -x http://\(proxy) http://example.com/     # refused: 403 not-registered
         audit trail: ./.dynrelay-state/audit.db (dynrelay audit verify --db ./.dynrelay-state/audit.db)
 
-        """, stderr)
+        """)
         ServeCommand.run(config: config, configPath: nil)
     }
 }

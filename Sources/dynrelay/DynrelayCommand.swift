@@ -61,7 +61,7 @@ enum DynrelayCommand {
     static func fail(_ message: String, _ code: ExitCode) -> Never {
         var line = message
         if !line.hasSuffix("\n") { line += "\n" }
-        fputs(line, stderr)
+        RelayLog.writeToStandardError(line)
         exit(code.rawValue)
     }
 }

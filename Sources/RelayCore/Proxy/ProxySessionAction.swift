@@ -63,4 +63,11 @@ public struct TunnelContext: Equatable, Sendable {
     public var rule: String
     /// Monotonic nanoseconds when the request head was complete.
     public var startedAt: UInt64
+
+    public init(target: String, resolved: String, rule: String, startedAt: UInt64) {
+        self.target = target
+        self.resolved = resolved
+        self.rule = rule
+        self.startedAt = startedAt
+    }
 }

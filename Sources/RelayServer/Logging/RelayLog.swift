@@ -20,7 +20,12 @@ public struct RelayLog: Sendable {
     /// Writes `dynrelay: <message>` when `at` is enabled.
     public func log(_ at: Level, _ message: @autoclosure () -> String) {
         guard at <= level else { return }
-        var line = "dynrelay: " + message() + "\n"
+        Self.writeToStandardError("dynrelay: " + message() + "\n")
+    }
+
+    /// Writes `text` to fd 2 whole, retrying short writes (used by the CLI too).
+    public static func writeToStandardError(_ text: String) {
+        var line = text
         line.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {

@@ -1,0 +1,54 @@
+import CRelayShims
+import Glibc
+
+/// A pipe used as splice(2)'s in-kernel buffer between two sockets.
+public struct SplicePipe: Sendable {
+    let readFD: Int32
+    let writeFD: Int32
+}
+
+/// Empty pipes kept for reuse, one pool per loop. A tunnel borrows a pipe only while bytes
+/// are in flight, so ten thousand idle tunnels hold no pipes at all.
+/// Loop-confined: touched only on its loop.
+public final class PipePool: @unchecked Sendable {
+    /// Bytes one pipe holds; larger pipes mean fewer splice calls per MiB.
+    public static let pipeSize: Int32 = 256 * 1024
+    private let maxIdle: Int
+    private var idle: [SplicePipe] = []
+    /// Pipes created and not yet closed (idle here or lent out).
+    public private(set) var openPipes = 0
+
+    public init(maxIdle: Int = 64) {
+        self.maxIdle = maxIdle
+    }
+
+    /// An empty pipe, or the error that prevented making one (EMFILE).
+    func take() throws(IOError) -> SplicePipe {
+        if let pipe = idle.popLast() { return pipe }
+        var fds: [Int32] = [0, 0]
+        guard crelay_pipe2_nonblocking(&fds) == 0 else { throw IOError("pipe2", errno: errno) }
+        // Best effort: the default 64 KiB still works when the limit is lower.
+        _ = crelay_set_pipe_size(fds[1], Self.pipeSize)
+        openPipes += 1
+        return SplicePipe(readFD: fds[0], writeFD: fds[1])
+    }
+
+    /// Returns a pipe that is known to be empty.
+    func give(_ pipe: SplicePipe) {
+        if idle.count < maxIdle {
+            idle.append(pipe)
+        } else {
+            discard(pipe)
+        }
+    }
+
+    /// Closes a pipe that may still hold bytes (its tunnel broke).
+    func discard(_ pipe: SplicePipe) {
+        close(pipe.readFD)
+        close(pipe.writeFD)
+        openPipes -= 1
+    }
+
+    /// Pipes lent to tunnels right now.
+    public var lentPipes: Int { openPipes - idle.count }
+}

@@ -1,0 +1,309 @@
+import CRelayShims
+import Dispatch
+import Glibc
+
+/// How a relay ended, and how many bytes went each way.
+public struct SpliceResult: Sendable, Equatable {
+    public enum End: Sendable, Equatable {
+        /// Both sides closed in order (each direction saw EOF and was shut down).
+        case bothClosed
+        case resetByA
+        case resetByB
+        /// `abort()` was called (idle timeout, shutdown).
+        case aborted
+        case error(IOError)
+    }
+
+    public var bytesAtoB: UInt64
+    public var bytesBtoA: UInt64
+    public var end: End
+}
+
+/// Zero-copy relay between two connected plain-TCP sockets: splice(2) socket → pipe → socket
+/// in each direction, in the kernel. Full duplex with half-close: EOF from A is passed on as
+/// shutdown(SHUT_WR) on B once A's bytes are delivered, while B → A keeps flowing. A reset on
+/// one side is passed on as a reset of the other.
+///
+/// Backpressure: when the receiving socket is full the sending side is not read until it
+/// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
+/// only while bytes are in it.
+/// Loop-confined: touched only on `loop.queue`.
+public final class SplicePump: @unchecked Sendable {
+    /// After this many splice rounds in one event, yield so one fast stream cannot starve
+    /// the other connections of the loop (the socket stays readable, so the event returns).
+    private static let roundsPerEvent = 32
+
+    private final class Direction {
+        let from: Int32
+        let to: Int32
+        let isAtoB: Bool
+        var initial: [UInt8]
+        var initialOffset = 0
+        var pipe: SplicePipe?
+        var inPipe = 0
+        var sawEOF = false
+        var finished = false
+        var bytes: UInt64 = 0
+        var readSource: DispatchSourceRead?
+        var readSuspended = false
+        var writeSource: DispatchSourceWrite?
+        var writeSuspended = true
+
+        init(from: Int32, to: Int32, isAtoB: Bool, initial: [UInt8]) {
+            self.from = from
+            self.to = to
+            self.isAtoB = isAtoB
+            self.initial = initial
+        }
+    }
+
+    private let a: Int32
+    private let b: Int32
+    private let loop: EventLoop
+    private let pipes: PipePool
+    private let aToB: Direction
+    private let bToA: Direction
+    private var completion: (@Sendable (SpliceResult) -> Void)?
+    private var ended = false
+    private var liveSources = 0
+    /// Monotonic nanoseconds of the last event that moved bytes (for idle sweeps).
+    public private(set) var lastActivity: UInt64
+
+    /// Takes ownership of both fds. `initialBytesAtoB`/`initialBytesBtoA` are written before
+    /// anything spliced (e.g. a pipelined TLS ClientHello, and the `200` for the client).
+    public init(a: Int32, b: Int32, loop: EventLoop, pipes: PipePool,
+                initialBytesAtoB: [UInt8] = [], initialBytesBtoA: [UInt8] = []) {
+        self.a = a
+        self.b = b
+        self.loop = loop
+        self.pipes = pipes
+        self.aToB = Direction(from: a, to: b, isAtoB: true, initial: initialBytesAtoB)
+        self.bToA = Direction(from: b, to: a, isAtoB: false, initial: initialBytesBtoA)
+        self.lastActivity = monotonicNanos()
+    }
+
+    public var bytesAtoB: UInt64 { aToB.bytes }
+    public var bytesBtoA: UInt64 { bToA.bytes }
+
+    /// Starts relaying; `completion` runs once on the loop when both sockets are done.
+    public func start(completion: @escaping @Sendable (SpliceResult) -> Void) {
+        loop.preconditionInLoop()
+        self.completion = completion
+        for direction in [aToB, bToA] {
+            let source = DispatchSource.makeReadSource(fileDescriptor: direction.from, queue: loop.queue)
+            source.setEventHandler { [self] in pump(direction) }
+            source.setCancelHandler { [self] in sourceCancelled() }
+            liveSources += 1
+            direction.readSource = source
+            source.resume()
+        }
+        // Initial bytes go out now, not when the other side first speaks.
+        for direction in [aToB, bToA] where !direction.initial.isEmpty {
+            pump(direction)
+        }
+    }
+
+    /// Ends the relay now: both sockets closed, completion with `.aborted`.
+    public func abort() {
+        end(.aborted)
+    }
+
+    // MARK: Moving bytes
+
+    private func pump(_ direction: Direction) {
+        guard !ended, !direction.finished else { return }
+        lastActivity = monotonicNanos()
+        guard writeInitialBytes(direction) else { return }
+        var rounds = 0
+        while !ended {
+            if direction.inPipe > 0, let pipe = direction.pipe {
+                let sent = crelay_splice(pipe.readFD, direction.to, direction.inPipe, 0)
+                if sent > 0 {
+                    direction.inPipe -= sent
+                    direction.bytes += UInt64(sent)
+                    continue
+                }
+                if sent < 0 && errno == EINTR { continue }
+                if sent < 0 && errno == EAGAIN { return waitUntilWritable(direction) }
+                return failWrite(direction, errno: sent < 0 ? errno : EPIPE)
+            }
+            if direction.sawEOF {
+                return finish(direction)
+            }
+            rounds += 1
+            if rounds > Self.roundsPerEvent {
+                returnPipe(direction)
+                return
+            }
+            if direction.pipe == nil {
+                do {
+                    direction.pipe = try pipes.take()
+                } catch {
+                    return end(.error(error))
+                }
+            }
+            guard let pipe = direction.pipe else { return }
+            let received = crelay_splice(direction.from, pipe.writeFD, Int(PipePool.pipeSize), 1)
+            if received > 0 {
+                direction.inPipe += received
+                continue
+            }
+            if received == 0 {
+                direction.sawEOF = true
+                continue
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN:
+                // Nothing to read: an idle direction gives its (empty) pipe back.
+                returnPipe(direction)
+                setReading(direction, true)
+                return
+            default:
+                let code = errno
+                return end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
+            }
+        }
+    }
+
+    /// Writes the caller's bytes first; false while they are not all out.
+    private func writeInitialBytes(_ direction: Direction) -> Bool {
+        while direction.initialOffset < direction.initial.count {
+            let sent = direction.initial.withUnsafeBytes { bytes in
+                crelay_send_nosignal(direction.to, bytes.baseAddress! + direction.initialOffset,
+                                     bytes.count - direction.initialOffset)
+            }
+            if sent > 0 {
+                direction.initialOffset += sent
+                direction.bytes += UInt64(sent)
+                continue
+            }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && errno == EAGAIN {
+                waitUntilWritable(direction)
+                return false
+            }
+            failWrite(direction, errno: sent < 0 ? errno : EPIPE)
+            return false
+        }
+        if !direction.initial.isEmpty {
+            direction.initial = []
+            direction.initialOffset = 0
+        }
+        return true
+    }
+
+    private func waitUntilWritable(_ direction: Direction) {
+        setReading(direction, false)
+        if direction.writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: direction.to, queue: loop.queue)
+            source.setEventHandler { [self] in
+                if let writeSource = direction.writeSource, !direction.writeSuspended {
+                    direction.writeSuspended = true
+                    writeSource.suspend()
+                }
+                setReading(direction, true)
+                pump(direction)
+            }
+            source.setCancelHandler { [self] in sourceCancelled() }
+            liveSources += 1
+            direction.writeSource = source
+        }
+        if direction.writeSuspended, let source = direction.writeSource {
+            direction.writeSuspended = false
+            source.resume()
+        }
+    }
+
+    private func setReading(_ direction: Direction, _ on: Bool) {
+        guard let source = direction.readSource, direction.readSuspended == on else { return }
+        direction.readSuspended = !on
+        if on { source.resume() } else { source.suspend() }
+    }
+
+    private func returnPipe(_ direction: Direction) {
+        if let pipe = direction.pipe, direction.inPipe == 0 {
+            pipes.give(pipe)
+            direction.pipe = nil
+        }
+    }
+
+    // MARK: Endings
+
+    /// One direction delivered everything up to its EOF: pass the EOF on.
+    private func finish(_ direction: Direction) {
+        direction.finished = true
+        returnPipe(direction)
+        _ = shutdown(direction.to, Int32(SHUT_WR))
+        cancelSources(of: direction)
+        if aToB.finished && bToA.finished {
+            end(.bothClosed)
+        }
+    }
+
+    /// The receiving side refused bytes: it is gone (EPIPE, ECONNRESET).
+    private func failWrite(_ direction: Direction, errno code: Int32) {
+        end(direction.isAtoB ? .resetByB : .resetByA, cause: code)
+    }
+
+    private func end(_ end: SpliceResult.End, cause: Int32 = 0) {
+        guard !ended else { return }
+        ended = true
+        switch end {
+        case .resetByA where cause == ECONNRESET || cause == EPIPE:
+            SocketOptions.setLinger0(b)
+        case .resetByB where cause == ECONNRESET || cause == EPIPE:
+            SocketOptions.setLinger0(a)
+        case .resetByA, .resetByB:
+            // Not a reset (EIO, ETIMEDOUT...): still one side failed; report it as an error.
+            return finishEnded(.error(IOError("splice", errno: cause)))
+        default:
+            break
+        }
+        finishEnded(end)
+    }
+
+    private func finishEnded(_ end: SpliceResult.End) {
+        ended = true
+        for direction in [aToB, bToA] {
+            if let pipe = direction.pipe {
+                if direction.inPipe == 0 { pipes.give(pipe) } else { pipes.discard(pipe) }
+                direction.pipe = nil
+            }
+            cancelSources(of: direction)
+        }
+        if liveSources == 0 {
+            closeSockets()
+        }
+        let result = SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: end)
+        let completion = self.completion
+        self.completion = nil
+        completion?(result)
+    }
+
+    private func cancelSources(of direction: Direction) {
+        if let source = direction.readSource {
+            source.cancel()
+            if direction.readSuspended { direction.readSuspended = false; source.resume() }
+            direction.readSource = nil
+        }
+        if let source = direction.writeSource {
+            source.cancel()
+            if direction.writeSuspended { direction.writeSuspended = false; source.resume() }
+            direction.writeSource = nil
+        }
+    }
+
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 && ended {
+            closeSockets()
+        }
+    }
+
+    private func closeSockets() {
+        close(a)
+        close(b)
+    }
+}

@@ -1,0 +1,74 @@
+/// Queued writes to one `StreamSocket` with backpressure: callers check `pendingBytes`
+/// against their high-water mark and stop reading the other side above it.
+/// Loop-confined: touched only on the socket's loop.
+public final class BufferedWriter: @unchecked Sendable {
+    private let socket: StreamSocket
+    private var chunks: [[UInt8]] = []
+    private var firstChunk = 0
+    private var offsetInFirst = 0
+    private var failed = false
+    /// Bytes accepted by `enqueue` and not yet taken by the kernel.
+    public private(set) var pendingBytes = 0
+    /// Runs (on the loop) when a non-empty queue becomes empty.
+    public var onDrained: (() -> Void)?
+    /// Runs (later, on the loop, once) when a write fails; everything queued is dropped.
+    public var onError: ((IOError) -> Void)?
+
+    public init(socket: StreamSocket) {
+        self.socket = socket
+    }
+
+    /// Writes now what the socket takes and queues the rest.
+    public func enqueue(_ bytes: [UInt8]) {
+        guard !failed, !bytes.isEmpty else { return }
+        if pendingBytes == 0 {
+            let written: Int
+            switch bytes.withUnsafeBytes({ raw in Result { () throws(IOError) in try socket.write(raw) } }) {
+            case .success(let count): written = count
+            case .failure(let error): return fail(error)
+            }
+            if written == bytes.count { return }
+            chunks.append(written == 0 ? bytes : Array(bytes[written...]))
+            pendingBytes = bytes.count - written
+            socket.whenWritable { [weak self] in self?.flush() }
+        } else {
+            chunks.append(bytes)
+            pendingBytes += bytes.count
+        }
+    }
+
+    private func flush() {
+        while firstChunk < chunks.count {
+            let chunk = chunks[firstChunk]
+            let written: Int
+            let offset = offsetInFirst
+            switch chunk.withUnsafeBytes({ raw in
+                Result { () throws(IOError) in try socket.write(UnsafeRawBufferPointer(rebasing: raw[offset...])) }
+            }) {
+            case .success(let count): written = count
+            case .failure(let error): return fail(error)
+            }
+            pendingBytes -= written
+            offsetInFirst += written
+            if offsetInFirst < chunk.count {
+                socket.whenWritable { [weak self] in self?.flush() }
+                return
+            }
+            firstChunk += 1
+            offsetInFirst = 0
+        }
+        chunks.removeAll(keepingCapacity: false)
+        firstChunk = 0
+        onDrained?()
+    }
+
+    private func fail(_ error: IOError) {
+        failed = true
+        chunks = []
+        firstChunk = 0
+        offsetInFirst = 0
+        pendingBytes = 0
+        // Reported from a fresh loop turn: the caller may be in the middle of its own work.
+        socket.loop.execute { [self] in onError?(error) }
+    }
+}

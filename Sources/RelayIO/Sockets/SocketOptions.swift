@@ -1,0 +1,31 @@
+import CRelayShims
+import Glibc
+
+/// Socket calls shared by listeners, connectors and streams. EBADF/EFAULT mean a bug in
+/// this process, never a peer's doing, so they stop it loudly.
+enum SocketOptions {
+    static func setInt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+        var value = value
+        _ = setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// A new nonblocking, close-on-exec stream socket for `family`.
+    static func streamSocket(family: Int32) throws -> Int32 {
+        let fd = crelay_socket_stream_nonblocking(family)
+        guard fd >= 0 else { throw IOError("socket", errno: errno) }
+        return fd
+    }
+
+    /// Stops on errors that can only be a programming mistake.
+    static func checkNotProgrammerError(_ code: Int32, _ operation: String) {
+        if code == EBADF || code == EFAULT || code == ENOTSOCK {
+            preconditionFailure("\(operation) on a bad descriptor: errno \(code)")
+        }
+    }
+
+    /// Abortive close on the next close(2): the peer sees a reset, not an orderly end.
+    static func setLinger0(_ fd: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+}
