@@ -2,16 +2,21 @@ import Testing
 @testable import RelayClient
 
 @Suite struct ProxyConnectHandshakeTests {
+    /// Feeds the reply in two parts; once established, later bytes are tunnel payload and
+    /// are appended to the leftover, as a caller reading the stream would see them.
     static func run(_ reply: String, splitAt split: Int) -> ProxyConnectHandshake.Progress {
         var handshake = ProxyConnectHandshake(host: "app.corp.example", port: 443)
         _ = handshake.start()
         let bytes = Array(reply.utf8)
-        var last = ProxyConnectHandshake.Progress.needMore
-        for part in [Array(bytes[..<split]), Array(bytes[split...])] {
-            last = handshake.receive(part)
-            if last != .needMore { return last }
+        let parts = [Array(bytes[..<split]), Array(bytes[split...])]
+        for (index, part) in parts.enumerated() {
+            let progress = handshake.receive(part)
+            if case .established(let leftover) = progress {
+                return .established(leftover: leftover + parts[(index + 1)...].flatMap { $0 })
+            }
+            if progress != .needMore { return progress }
         }
-        return last
+        return .needMore
     }
 
     @Test func requestNamesTheAuthorityAndExtraHeaders() {

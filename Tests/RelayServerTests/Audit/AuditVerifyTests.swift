@@ -14,7 +14,7 @@ import Testing
     /// The reason of a `.broken` verdict at `seq`; records an issue and returns nil for any
     /// other verdict.
     private func brokenReason(
-        _ path: String, at seq: Int64, hashKey: [UInt8]? = nil, sourceLocation: SourceLocation = #_sourceLocation
+        _ path: String, at seq: Int64, hashKey: [UInt8]? = nil, sourceLocation: Testing.SourceLocation = #_sourceLocation
     ) -> String? {
         let result = AuditLog.verify(path: path, hashKey: hashKey)
         guard case .broken(seq, let why) = result else {
