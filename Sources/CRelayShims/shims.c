@@ -2,6 +2,8 @@
 #include "CRelayShims.h"
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 int crelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -27,4 +29,30 @@ int crelay_set_pipe_size(int fd, int size) {
 
 ssize_t crelay_send_nosignal(int fd, const void *buf, size_t len) {
     return send(fd, buf, len, MSG_NOSIGNAL);
+}
+
+int crelay_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int crelay_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+int crelay_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms) {
+    struct epoll_event batch[256];
+    if (max > 256) max = 256;
+    int count = epoll_wait(epfd, batch, max, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        tokens[i] = batch[i].data.u64;
+        events[i] = batch[i].events;
+    }
+    return count;
+}
+
+int crelay_eventfd(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }

@@ -81,11 +81,15 @@ public final class RelayServer: Sendable {
         let proxyCount = config.listeners.count
         for (index, listener) in bound.enumerated() {
             let name = listener.localAddress.description
+            // Listeners are spread over the loops; each accepted connection then goes round robin.
+            let loop = group.loops[index % group.loops.count]
             if index < proxyCount {
-                listener.start { [self] fd, peer in acceptProxy(fd, peer: peer, listener: name) }
+                listener.start(on: loop) { [self] fd, peer in acceptProxy(fd, peer: peer, listener: name) }
             } else {
                 let forward = config.forwards[index - proxyCount]
-                listener.start { [self] fd, peer in acceptForward(fd, peer: peer, listener: name, forward: forward) }
+                listener.start(on: loop) { [self] fd, peer in
+                    acceptForward(fd, peer: peer, listener: name, forward: forward)
+                }
             }
         }
         logger.log(.error, "ready listeners=\(listenAddresses.joined(separator: ","))")
@@ -98,7 +102,7 @@ public final class RelayServer: Sendable {
         guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: true)
         }
-        context.loop.execute {
+        context.runOnLoop {
             ClientConnection(context: context, fd: fd, identity: identity).start()
         }
     }
@@ -109,7 +113,7 @@ public final class RelayServer: Sendable {
         guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: false)
         }
-        context.loop.execute {
+        context.runOnLoop {
             ForwardConnection(context: context, fd: fd, forward: forward, identity: identity).start()
         }
     }
@@ -151,7 +155,7 @@ public final class RelayServer: Sendable {
             usleep(50_000)
         }
         for context in contexts {
-            context.loop.queue.sync {
+            context.loop.executeAndWait {
                 context.stopSweeping()
                 context.abortAll()
             }

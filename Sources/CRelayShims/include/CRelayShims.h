@@ -28,4 +28,28 @@ int crelay_set_pipe_size(int fd, int size);
 /// send(2) with MSG_NOSIGNAL so a peer's reset is an error, never SIGPIPE.
 ssize_t crelay_send_nosignal(int fd, const void *buf, size_t len);
 
+/// epoll_create1(EPOLL_CLOEXEC).
+int crelay_epoll_create(void);
+
+/// epoll_ctl with a 64-bit token in epoll_data and an events mask (EPOLLIN/EPOLLOUT bits
+/// are passed as the crelay_EV_* values below so Swift need not see the packed struct).
+int crelay_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token);
+
+/// epoll_wait filling parallel arrays (the packed epoll_event does not import cleanly).
+int crelay_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms);
+
+/// eventfd(0, EFD_NONBLOCK|EFD_CLOEXEC): how other threads wake a loop.
+int crelay_eventfd(void);
+
+enum {
+    crelay_EV_IN = 0x001,
+    crelay_EV_OUT = 0x004,
+    crelay_EV_ERR = 0x008,
+    crelay_EV_HUP = 0x010,
+    crelay_EV_RDHUP = 0x2000,
+    crelay_CTL_ADD = 1,
+    crelay_CTL_DEL = 2,
+    crelay_CTL_MOD = 3,
+};
+
 #endif

@@ -87,6 +87,13 @@ public struct ProxySession {
         self.headParser = HTTPRequestHeadParser(limits: settings.headLimits)
     }
 
+    /// The first actions of a new connection: the head timer runs from accept, so a client
+    /// that connects and sends nothing is dropped after the header timeout, not the idle one.
+    public mutating func start() -> [ProxySessionAction] {
+        headTimerRunning = true
+        return [.startHeaderTimer]
+    }
+
     // MARK: Flow control the driver reads after every call
 
     /// True while the session can take client bytes; the driver pauses reading otherwise,

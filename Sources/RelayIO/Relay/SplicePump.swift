@@ -1,5 +1,4 @@
 import CRelayShims
-import Dispatch
 import Glibc
 
 /// How a relay ended, and how many bytes went each way.
@@ -27,7 +26,7 @@ public struct SpliceResult: Sendable, Equatable {
 /// Backpressure: when the receiving socket is full the sending side is not read until it
 /// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
 /// only while bytes are in it.
-/// Loop-confined: touched only on `loop.queue`.
+/// Loop-confined: touched only on `loop`'s thread.
 public final class SplicePump: @unchecked Sendable {
     /// After this many splice rounds in one event, yield so one fast stream cannot starve
     /// the other connections of the loop (the socket stays readable, so the event returns).
@@ -44,10 +43,10 @@ public final class SplicePump: @unchecked Sendable {
         var sawEOF = false
         var finished = false
         var bytes: UInt64 = 0
-        var readSource: DispatchSourceRead?
-        var readSuspended = false
-        var writeSource: DispatchSourceWrite?
-        var writeSuspended = true
+        /// Wants readiness of `from` (nothing buffered, waiting for bytes).
+        var reading = true
+        /// Waits for `to` to take more bytes.
+        var waitingWritable = false
 
         init(from: Int32, to: Int32, isAtoB: Bool, initial: [UInt8]) {
             self.from = from
@@ -65,7 +64,8 @@ public final class SplicePump: @unchecked Sendable {
     private let bToA: Direction
     private var completion: (@Sendable (SpliceResult) -> Void)?
     private var ended = false
-    private var liveSources = 0
+    private var registrationA: IORegistration?
+    private var registrationB: IORegistration?
     /// Monotonic nanoseconds of the last event that moved bytes (for idle sweeps).
     public private(set) var lastActivity: UInt64
 
@@ -89,18 +89,19 @@ public final class SplicePump: @unchecked Sendable {
     public func start(completion: @escaping @Sendable (SpliceResult) -> Void) {
         loop.preconditionInLoop()
         self.completion = completion
-        for direction in [aToB, bToA] {
-            let source = DispatchSource.makeReadSource(fileDescriptor: direction.from, queue: loop.queue)
-            source.setEventHandler { [self] in pump(direction) }
-            source.setCancelHandler { [self] in sourceCancelled() }
-            liveSources += 1
-            direction.readSource = source
-            source.resume()
-        }
+        let registrationA = loop.register(a)
+        let registrationB = loop.register(b)
+        registrationA.onReadable = { [unowned self] in pump(aToB) }
+        registrationA.onWritable = { [unowned self] in becameWritable(bToA) }
+        registrationB.onReadable = { [unowned self] in pump(bToA) }
+        registrationB.onWritable = { [unowned self] in becameWritable(aToB) }
+        self.registrationA = registrationA
+        self.registrationB = registrationB
         // Initial bytes go out now, not when the other side first speaks.
         for direction in [aToB, bToA] where !direction.initial.isEmpty {
             pump(direction)
         }
+        updateInterest()
     }
 
     /// Ends the relay now: both sockets closed, completion with `.aborted`.
@@ -113,7 +114,7 @@ public final class SplicePump: @unchecked Sendable {
     private func pump(_ direction: Direction) {
         guard !ended, !direction.finished else { return }
         lastActivity = monotonicNanos()
-        guard writeInitialBytes(direction) else { return }
+        guard writeInitialBytes(direction) else { return updateInterest() }
         var rounds = 0
         while !ended {
             if direction.inPipe > 0, let pipe = direction.pipe {
@@ -124,7 +125,10 @@ public final class SplicePump: @unchecked Sendable {
                     continue
                 }
                 if sent < 0 && errno == EINTR { continue }
-                if sent < 0 && errno == EAGAIN { return waitUntilWritable(direction) }
+                if sent < 0 && errno == EAGAIN {
+                    waitUntilWritable(direction)
+                    return updateInterest()
+                }
                 return failWrite(direction, errno: sent < 0 ? errno : EPIPE)
             }
             if direction.sawEOF {
@@ -133,7 +137,7 @@ public final class SplicePump: @unchecked Sendable {
             rounds += 1
             if rounds > Self.roundsPerEvent {
                 returnPipe(direction)
-                return
+                return updateInterest()
             }
             if direction.pipe == nil {
                 do {
@@ -158,8 +162,8 @@ public final class SplicePump: @unchecked Sendable {
             case EAGAIN:
                 // Nothing to read: an idle direction gives its (empty) pipe back.
                 returnPipe(direction)
-                setReading(direction, true)
-                return
+                direction.reading = true
+                return updateInterest()
             default:
                 let code = errno
                 return end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
@@ -195,31 +199,23 @@ public final class SplicePump: @unchecked Sendable {
     }
 
     private func waitUntilWritable(_ direction: Direction) {
-        setReading(direction, false)
-        if direction.writeSource == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: direction.to, queue: loop.queue)
-            source.setEventHandler { [self] in
-                if let writeSource = direction.writeSource, !direction.writeSuspended {
-                    direction.writeSuspended = true
-                    writeSource.suspend()
-                }
-                setReading(direction, true)
-                pump(direction)
-            }
-            source.setCancelHandler { [self] in sourceCancelled() }
-            liveSources += 1
-            direction.writeSource = source
-        }
-        if direction.writeSuspended, let source = direction.writeSource {
-            direction.writeSuspended = false
-            source.resume()
-        }
+        direction.reading = false
+        direction.waitingWritable = true
     }
 
-    private func setReading(_ direction: Direction, _ on: Bool) {
-        guard let source = direction.readSource, direction.readSuspended == on else { return }
-        direction.readSuspended = !on
-        if on { source.resume() } else { source.suspend() }
+    private func becameWritable(_ direction: Direction) {
+        direction.waitingWritable = false
+        direction.reading = true
+        pump(direction)
+        updateInterest()
+    }
+
+    /// Watches exactly what can make progress: each fd is read for one direction and
+    /// written for the other.
+    private func updateInterest() {
+        guard !ended else { return }
+        registrationA?.setInterest(read: aToB.reading && !aToB.finished, write: bToA.waitingWritable)
+        registrationB?.setInterest(read: bToA.reading && !bToA.finished, write: aToB.waitingWritable)
     }
 
     private func returnPipe(_ direction: Direction) {
@@ -236,9 +232,10 @@ public final class SplicePump: @unchecked Sendable {
         direction.finished = true
         returnPipe(direction)
         _ = shutdown(direction.to, Int32(SHUT_WR))
-        cancelSources(of: direction)
         if aToB.finished && bToA.finished {
             end(.bothClosed)
+        } else {
+            updateInterest()
         }
     }
 
@@ -271,39 +268,16 @@ public final class SplicePump: @unchecked Sendable {
                 if direction.inPipe == 0 { pipes.give(pipe) } else { pipes.discard(pipe) }
                 direction.pipe = nil
             }
-            cancelSources(of: direction)
         }
-        if liveSources == 0 {
-            closeSockets()
-        }
+        registrationA?.deregister()
+        registrationB?.deregister()
+        registrationA = nil
+        registrationB = nil
+        close(a)
+        close(b)
         let result = SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: end)
         let completion = self.completion
         self.completion = nil
         completion?(result)
-    }
-
-    private func cancelSources(of direction: Direction) {
-        if let source = direction.readSource {
-            source.cancel()
-            if direction.readSuspended { direction.readSuspended = false; source.resume() }
-            direction.readSource = nil
-        }
-        if let source = direction.writeSource {
-            source.cancel()
-            if direction.writeSuspended { direction.writeSuspended = false; source.resume() }
-            direction.writeSource = nil
-        }
-    }
-
-    private func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 && ended {
-            closeSockets()
-        }
-    }
-
-    private func closeSockets() {
-        close(a)
-        close(b)
     }
 }

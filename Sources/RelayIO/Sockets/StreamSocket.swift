@@ -1,5 +1,4 @@
 import CRelayShims
-import Dispatch
 import Glibc
 
 /// What one read produced.
@@ -10,50 +9,50 @@ public enum ReadResult: Equatable, Sendable {
     case error(IOError)
 }
 
-/// One nonblocking stream socket owned by one loop. Its Dispatch sources are created only
-/// when needed (an idle socket costs little) and the fd is closed exactly once, after every
-/// source is cancelled. Loop-confined: touched only on `loop.queue`.
+/// One nonblocking stream socket owned by one loop. It joins epoll only when someone wants
+/// to read or write, and its fd is closed exactly once. Loop-confined: touched only on
+/// `loop`'s thread.
 public final class StreamSocket: @unchecked Sendable {
     public let fd: Int32
     public let loop: EventLoop
-    private var readSource: DispatchSourceRead?
-    private var readSuspended = false
-    private var writeSource: DispatchSourceWrite?
-    private var writeSuspended = true
+    private var registration: IORegistration?
+    private var reading = false
     private var onWritable: (() -> Void)?
-    private var liveSources = 0
     private var closed = false
-    private var detached = false
 
     public init(fd: Int32, loop: EventLoop) {
         self.fd = fd
         self.loop = loop
     }
 
+    private var watched: IORegistration {
+        if let registration { return registration }
+        let registration = loop.register(fd)
+        registration.onWritable = { [unowned self] in writable() }
+        self.registration = registration
+        return registration
+    }
+
     /// Calls `onReadable` whenever the socket is readable; it should read until `.wouldBlock`.
     public func startReading(_ onReadable: @escaping () -> Void) {
-        precondition(readSource == nil && !closed, "startReading twice or after close")
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler(handler: onReadable)
-        source.setCancelHandler { [self] in sourceCancelled() }
-        liveSources += 1
-        readSource = source
-        readSuspended = false
-        source.resume()
+        precondition(!closed, "startReading after close")
+        watched.onReadable = onReadable
+        reading = true
+        updateInterest()
     }
 
     /// Stops read events until `resumeReading` (idempotent).
     public func pauseReading() {
-        guard let source = readSource, !readSuspended else { return }
-        readSuspended = true
-        source.suspend()
+        guard reading else { return }
+        reading = false
+        updateInterest()
     }
 
     /// Resumes read events (idempotent).
     public func resumeReading() {
-        guard let source = readSource, readSuspended else { return }
-        readSuspended = false
-        source.resume()
+        guard !reading, !closed, registration?.onReadable != nil else { return }
+        reading = true
+        updateInterest()
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
@@ -91,27 +90,20 @@ public final class StreamSocket: @unchecked Sendable {
     public func whenWritable(_ onWritable: @escaping () -> Void) {
         guard !closed else { return }
         self.onWritable = onWritable
-        if writeSource == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
-            source.setEventHandler { [unowned self] in writable() }
-            source.setCancelHandler { [self] in sourceCancelled() }
-            liveSources += 1
-            writeSource = source
-        }
-        if writeSuspended, let source = writeSource {
-            writeSuspended = false
-            source.resume()
-        }
+        _ = watched
+        updateInterest()
     }
 
     private func writable() {
-        if let source = writeSource, !writeSuspended {
-            writeSuspended = true
-            source.suspend()
-        }
         let callback = onWritable
         onWritable = nil
+        updateInterest()
         callback?()
+    }
+
+    private func updateInterest() {
+        guard !closed, let registration else { return }
+        registration.setInterest(read: reading, write: onWritable != nil)
     }
 
     public func shutdownWrite() {
@@ -127,44 +119,25 @@ public final class StreamSocket: @unchecked Sendable {
         SocketOptions.setLinger0(fd)
     }
 
-    /// Cancels the sources and closes the fd once they are gone (idempotent).
+    /// Stops watching and closes the fd (idempotent).
     public func close() {
         guard !closed else { return }
         closed = true
-        cancelSources()
-        if liveSources == 0 {
-            Glibc.close(fd)
-        }
+        forget()
+        Glibc.close(fd)
     }
 
-    /// Cancels the sources without closing: the caller now owns the fd (e.g. a splice relay).
+    /// Stops watching without closing: the caller now owns the fd (e.g. a splice relay).
     public func detachFD() -> Int32 {
         precondition(!closed, "detachFD after close")
         closed = true
-        detached = true
-        cancelSources()
+        forget()
         return fd
     }
 
-    private func cancelSources() {
+    private func forget() {
         onWritable = nil
-        if let source = readSource {
-            source.cancel()
-            // A suspended source never runs its cancel handler; resume it so it can.
-            if readSuspended { readSuspended = false; source.resume() }
-            readSource = nil
-        }
-        if let source = writeSource {
-            source.cancel()
-            if writeSuspended { writeSuspended = false; source.resume() }
-            writeSource = nil
-        }
-    }
-
-    private func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 && closed && !detached {
-            Glibc.close(fd)
-        }
+        registration?.deregister()
+        registration = nil
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 
 /// Nonblocking connect with a deadline.
@@ -13,15 +12,13 @@ public enum TCPConnector {
     }
 }
 
-/// One connect in flight. Loop-confined: touched only on `loop.queue`.
+/// One connect in flight. Loop-confined: touched only on `loop`'s thread.
 public final class ConnectAttempt: @unchecked Sendable {
     private let loop: EventLoop
     private var completion: (@Sendable (Result<Int32, IOError>) -> Void)?
     private var fd: Int32 = -1
-    private var source: DispatchSourceWrite?
+    private var registration: IORegistration?
     private var timer: LoopTimer?
-    /// Whether the fd goes to the caller (success) or is closed (failure, cancel).
-    private var handOver = false
 
     init(loop: EventLoop, completion: @escaping @Sendable (Result<Int32, IOError>) -> Void) {
         self.loop = loop
@@ -33,7 +30,7 @@ public final class ConnectAttempt: @unchecked Sendable {
     public func cancel() {
         loop.preconditionInLoop()
         completion = nil
-        teardown()
+        teardown(handOver: false)
     }
 
     func begin(_ address: SocketAddress, timeout: Duration) {
@@ -52,14 +49,10 @@ public final class ConnectAttempt: @unchecked Sendable {
         guard errno == EINPROGRESS || errno == EINTR else {
             return finish(.failure(IOError("connect \(address)", errno: errno)))
         }
-        let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: loop.queue)
-        source.setEventHandler { [self] in connected(address) }
-        let socketFD = fd
-        source.setCancelHandler { [self] in
-            if !handOver { close(socketFD) }
-        }
-        self.source = source
-        source.resume()
+        let registration = loop.register(fd)
+        registration.onWritable = { [self] in connected(address) }
+        registration.setInterest(read: false, write: true)
+        self.registration = registration
         timer = loop.scheduleTimer(after: timeout) { [self] in
             finish(.failure(IOError("connect \(address)", errno: ETIMEDOUT)))
         }
@@ -78,23 +71,23 @@ public final class ConnectAttempt: @unchecked Sendable {
 
     private func finish(_ result: Result<Int32, IOError>) {
         guard let completion else {
-            return teardown()
+            return teardown(handOver: false)
         }
         self.completion = nil
         if case .success = result {
-            handOver = true
+            teardown(handOver: true)
+        } else {
+            teardown(handOver: false)
         }
-        teardown()
         completion(result)
     }
 
-    private func teardown() {
+    private func teardown(handOver: Bool) {
         timer?.cancel()
         timer = nil
-        if let source {
-            source.cancel()
-            self.source = nil
-        } else if !handOver && fd >= 0 {
+        registration?.deregister()
+        registration = nil
+        if !handOver && fd >= 0 {
             close(fd)
         }
         fd = -1

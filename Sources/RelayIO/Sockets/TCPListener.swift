@@ -1,15 +1,14 @@
 import CRelayShims
-import Dispatch
 import Glibc
 
-/// A listening socket. Accepts on its own queue, draining the backlog per event (libdispatch
-/// re-arms one-shot epoll after each handler), and hands each nonblocking fd out.
-/// State is touched only on `queue`.
+/// A listening socket on one loop. Drains the backlog per readiness event and hands each
+/// nonblocking fd out; backs off briefly when the process is out of descriptors.
+/// Loop-confined once started: touched only on its loop's thread.
 public final class TCPListener: @unchecked Sendable {
     private let fd: Int32
-    private let queue: DispatchQueue
-    private var source: DispatchSourceRead?
-    private var suspendedForFDs = false
+    private var loop: EventLoop?
+    private var registration: IORegistration?
+    private var backoff: LoopTimer?
     public let localAddress: SocketAddress
 
     /// Binds and listens (SO_REUSEADDR; IPv6 sockets are IPv6-only).
@@ -36,43 +35,38 @@ public final class TCPListener: @unchecked Sendable {
         }
         self.fd = fd
         self.localAddress = try SocketAddress.local(of: fd)
-        self.queue = DispatchQueue(label: "dynrelay.accept.\(localAddress)", qos: .userInitiated)
     }
 
-    /// Starts accepting; `onAccept` runs on the accept queue with a nonblocking, close-on-exec fd.
-    public func start(onAccept: @escaping @Sendable (_ fd: Int32, _ peer: SocketAddress) -> Void) {
-        queue.sync {
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-            source.setEventHandler { [unowned self] in acceptAll(onAccept) }
-            let fd = self.fd
-            source.setCancelHandler { close(fd) }
-            self.source = source
-            source.resume()
+    /// Starts accepting on `loop`; `onAccept` runs there with a nonblocking, close-on-exec fd.
+    public func start(on loop: EventLoop, onAccept: @escaping @Sendable (_ fd: Int32, _ peer: SocketAddress) -> Void) {
+        self.loop = loop
+        loop.executeAndWait { [self] in
+            let registration = loop.register(fd)
+            registration.onReadable = { [unowned self] in acceptAll(onAccept) }
+            registration.setInterest(read: true, write: false)
+            self.registration = registration
         }
     }
 
-    /// Stops accepting and closes the socket (in the source's cancel handler, never before it).
+    /// Stops accepting and closes the socket; waits for the loop when called from elsewhere.
     public func stop() {
-        queue.sync {
-            guard let source else {
-                close(fd)
-                return
-            }
-            source.cancel()
-            if suspendedForFDs {
-                suspendedForFDs = false
-                source.resume()
-            }
-            self.source = nil
+        guard let loop else {
+            close(fd)
+            return
+        }
+        loop.executeAndWait { [self] in
+            backoff?.cancel()
+            backoff = nil
+            registration?.deregister()
+            registration = nil
+            close(fd)
         }
     }
 
     /// Gives up ownership of a listener that was never started (for a caller doing its own accept).
     public func detachFD() -> Int32 {
-        queue.sync {
-            precondition(source == nil, "detachFD after start")
-            return fd
-        }
+        precondition(loop == nil, "detachFD after start")
+        return fd
     }
 
     private func acceptAll(_ onAccept: (Int32, SocketAddress) -> Void) {
@@ -95,8 +89,8 @@ public final class TCPListener: @unchecked Sendable {
             case EINTR, ECONNABORTED, EPROTO:
                 continue
             case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                // Out of descriptors: spinning on a readable listener would burn a core.
-                // Pause accepting briefly; connections wait in the backlog meanwhile.
+                // Out of descriptors: a level-triggered readable listener would spin a core.
+                // Stop watching briefly; connections wait in the backlog meanwhile.
                 pauseAccepting()
                 return
             default:
@@ -107,13 +101,11 @@ public final class TCPListener: @unchecked Sendable {
     }
 
     private func pauseAccepting() {
-        guard let source, !suspendedForFDs else { return }
-        suspendedForFDs = true
-        source.suspend()
-        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
-            guard let self, self.suspendedForFDs, let source = self.source else { return }
-            self.suspendedForFDs = false
-            source.resume()
+        guard let loop, let registration, backoff == nil else { return }
+        registration.setInterest(read: false, write: false)
+        backoff = loop.scheduleTimer(after: .milliseconds(100)) { [self] in
+            backoff = nil
+            self.registration?.setInterest(read: true, write: false)
         }
     }
 }

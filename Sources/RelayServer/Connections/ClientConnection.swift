@@ -5,7 +5,7 @@ import RelayIO
 /// Drives one accepted proxy connection: feeds socket events into its `ProxySession` and
 /// carries out the actions it returns. All protocol decisions live in the session; this
 /// class only moves bytes, arms timers and keeps buffers bounded.
-/// Loop-confined: touched only on `context.loop.queue`.
+/// Loop-confined: touched only on its loop's thread.
 final class ClientConnection: @unchecked Sendable, IdleTracked {
     /// Above this many queued bytes for one side, stop reading the other side.
     private static let highWater = 64 * 1024
@@ -46,6 +46,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         toClient.onError = { [self] _ in clientFailed(.clientReset) }
         toClient.onDrained = { [self] in drained() }
         client.startReading { [self] in clientReadable() }
+        execute(session.start())
     }
 
     // MARK: IdleTracked

@@ -4,7 +4,7 @@ import RelayIO
 
 /// One accepted connection on a static `forward` listener: no HTTP, just the registry checks,
 /// the open record, and a spliced relay to the one configured server.
-/// Loop-confined: touched only on `context.loop.queue`.
+/// Loop-confined: touched only on its loop's thread.
 final class ForwardConnection: @unchecked Sendable {
     private let context: LoopContext
     private let settings: RuntimeSettings

@@ -12,7 +12,7 @@ protocol IdleTracked: AnyObject {
 }
 
 /// The state one event loop owns: its pipe pool, its read buffer, the connections on it.
-/// Loop-confined: touched only on `loop.queue`.
+/// Loop-confined: touched only on `loop`'s thread.
 final class LoopContext: @unchecked Sendable {
     let loop: EventLoop
     let shared: ServerShared
@@ -30,6 +30,15 @@ final class LoopContext: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
+    }
+
+    /// Runs `work` now when already on this loop (an accept on the same loop), else hops there.
+    func runOnLoop(_ work: @escaping @Sendable () -> Void) {
+        if loop.inLoop {
+            work()
+        } else {
+            loop.execute(work)
+        }
     }
 
     /// Number of live connections and tunnels on this loop.

@@ -3,7 +3,7 @@ import RelayIO
 
 /// A raw relay between two connected plain-TCP sockets (an established CONNECT tunnel or a
 /// static forward), spliced in the kernel, and its close record.
-/// Loop-confined: touched only on `context.loop.queue`.
+/// Loop-confined: touched only on its loop's thread.
 final class TunnelRelay: @unchecked Sendable, IdleTracked {
     private let context: LoopContext
     private let pump: SplicePump
