@@ -102,6 +102,7 @@ extension IntegrationSuite {
             let config = """
             # forward-only config: the forward listener is the only one
             state-dir {STATE}
+            drain-timeout 2s
             server 127.0.0.1:\(server.port)
             forward 127.0.0.1:0 to 127.0.0.1:\(server.port)
 

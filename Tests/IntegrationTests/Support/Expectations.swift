@@ -4,7 +4,7 @@ import Testing
 /// Config text for one relay: an ephemeral proxy listener, the test's state dir, then `lines`.
 enum RelayConfigText {
     static func proxy(_ lines: [String]) -> String {
-        (["# integration test config", "listen 127.0.0.1:0", "state-dir {STATE}"] + lines).joined(separator: "\n") + "\n"
+        (["# integration test config", "listen 127.0.0.1:0", "state-dir {STATE}", "drain-timeout 2s"] + lines).joined(separator: "\n") + "\n"
     }
 }
 

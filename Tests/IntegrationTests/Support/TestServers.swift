@@ -204,6 +204,7 @@ final class HTTPOrigin: UpstreamServer, @unchecked Sendable {
     private func respond(to seen: SeenRequest, on socket: TestSocket) throws {
         let parts = seen.requestLine.split(separator: " ")
         let target = parts.count > 1 ? String(parts[1]) : ""
+        let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         var head = "HTTP/1.1 200 OK\r\n"
         func report(_ name: String, _ header: String) {
             head += "X-Seen-\(name): \(seen.header(header) ?? "absent")\r\n"
@@ -223,10 +224,10 @@ final class HTTPOrigin: UpstreamServer, @unchecked Sendable {
         head += "X-Seen-Body-SHA256: \(seen.bodySHA256)\r\n"
         head += "X-Seen-Connection-Index: \(seen.connection)\r\n"
         head += "X-Seen-Request-Index: \(seen.indexOnConnection)\r\n"
-        if target.hasPrefix("/bytes/"), let count = Int(target.dropFirst("/bytes/".count)) {
+        if path.hasPrefix("/bytes/"), let count = Int(path.dropFirst("/bytes/".count)) {
             try socket.write(head + "Content-Length: \(count)\r\n\r\n")
             try socket.write(PatternBytes.make(count: count, seed: Self.responseSeed))
-        } else if target.hasPrefix("/chunked/"), let count = Int(target.dropFirst("/chunked/".count)) {
+        } else if path.hasPrefix("/chunked/"), let count = Int(path.dropFirst("/chunked/".count)) {
             try socket.write(head + "Transfer-Encoding: chunked\r\n\r\n")
             let body = PatternBytes.make(count: count, seed: Self.responseSeed)
             var offset = 0
