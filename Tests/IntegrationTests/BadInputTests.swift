@@ -147,6 +147,25 @@ extension IntegrationSuite {
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 
+        /// A listener with backlog 0 whose accept queue is already full silently drops SYNs,
+        /// so the relay's connect neither succeeds nor is refused: only its timer ends it.
+        @Test("upstream that never answers the handshake: 504 upstream-timeout, audited")
+        func upstreamConnectTimeout() throws {
+            let blackhole = try TestListener(backlog: 0)
+            let fillers = blackhole.occupyAcceptQueue()
+            defer { fillers.forEach { $0.close() } }
+            usleep(100_000)
+            let fixture = try Fixture(extraConfig: ["connect-timeout 1s"], extraServers: [blackhole.port])
+            defer { fixture.stop() }
+            let target = "127.0.0.1:\(blackhole.port)"
+            let started = Date()
+            let (_, response) = try ProxyClient.connect(relayPort: fixture.relay.proxyPort, authority: target)
+            Expect.refusal(response, status: 504, reason: "upstream-timeout")
+            #expect(Date().timeIntervalSince(started) < 10, "connect-timeout 1s must end the attempt")
+            Expect.refusedRow(fixture.relay, reason: "upstream-timeout", status: 504, target: target)
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
         @Test("upstream resets mid-tunnel: the client sees the end, a close row is audited")
         func upstreamResetMidTunnel() throws {
             let prefix = PatternBytes.make(count: 64 * 1024, seed: 9)

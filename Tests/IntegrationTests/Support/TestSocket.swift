@@ -228,7 +228,9 @@ final class TestListener: @unchecked Sendable {
     let fd: Int32
     let port: UInt16
 
-    init() throws {
+    /// `backlog` 0 makes a port that stops completing handshakes once one connection is
+    /// queued: the "blackhole" upstream for connect-timeout tests.
+    init(backlog: Int32 = 128) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketError("socket") }
         var one: Int32 = 1
@@ -239,7 +241,7 @@ final class TestListener: @unchecked Sendable {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0, listen(fd, 128) == 0 else {
+        guard bound == 0, listen(fd, backlog) == 0 else {
             let error = SocketError("bind/listen")
             Glibc.close(fd)
             throw error
@@ -274,6 +276,22 @@ final class TestListener: @unchecked Sendable {
 
     deinit {
         Glibc.close(fd)
+    }
+
+    /// Starts a non-blocking connect that is never completed or read: it occupies the
+    /// accept queue of a `backlog: 0` listener. The caller keeps the descriptor open.
+    func occupyAcceptQueue(connections: Int = 3) -> [TestSocket] {
+        (0..<connections).compactMap { _ in
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { return nil }
+            var address = TestSocket.loopback(port: port)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            return TestSocket(fd: fd)
+        }
     }
 
     /// A loopback port nothing listens on: bound (so the kernel picked it) then closed.
