@@ -111,8 +111,8 @@ enum Curl {
                            timeout: Double(maxTime + 15))
     }
 
-    /// Parses `curl -D <file>` style header dumps (we pass `-D /dev/stderr`-free variants):
-    /// header lines of the LAST response in `dump`.
+    /// The header fields (lowercased names) of the last response in a `curl -D FILE` dump,
+    /// skipping the proxy's `200 Connection established` of a `-p` tunnel.
     static func headers(fromDump dump: String) -> [String: String] {
         var result: [String: String] = [:]
         let blocks = dump.components(separatedBy: "\r\n\r\n").filter { $0.hasPrefix("HTTP/") }

@@ -114,7 +114,7 @@ enum Subprocess {
         return ProcessResult(status: process.terminationStatus, stdout: stdoutCollector.data, stderr: stderrCollector.text)
     }
 
-    /// The first of `candidates` that is executable.
+    /// `name` in the usual system directories, if it is installed and executable.
     static func find(_ name: String) -> String? {
         for directory in ["/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin"] {
             let path = directory + "/" + name

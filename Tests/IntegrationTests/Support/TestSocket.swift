@@ -134,8 +134,8 @@ final class TestSocket: @unchecked Sendable {
         }
     }
 
-    /// Reads into `body` until EOF, at most `limit` bytes (a runaway peer fails the test
-    /// rather than eating memory).
+    /// Everything up to EOF, at most `limit` bytes (a runaway peer fails the test rather
+    /// than eating memory).
     func readToEOF(limit: Int = 64 * 1024 * 1024) throws -> [UInt8] {
         var out: [UInt8] = []
         while true {
@@ -146,7 +146,7 @@ final class TestSocket: @unchecked Sendable {
         }
     }
 
-    /// Reads and hashes until EOF; returns (byte count, sha256 hex).
+    /// Feeds everything up to EOF into `hasher` without keeping it; returns the byte count.
     func drainToEOF(into hasher: SHA256Hasher) throws -> Int {
         var total = 0
         while true {
