@@ -1,0 +1,187 @@
+import Foundation
+import Glibc
+import Testing
+
+/// One hostile request head and the refusal the contract promises for it.
+struct BadRequestCase: Sendable, CustomTestStringConvertible {
+    var name: String
+    /// `{ORIGIN}` becomes the registered origin's host:port.
+    var request: String
+    var status: Int
+    var reason: String
+
+    var testDescription: String { name }
+
+    static let all: [BadRequestCase] = [
+        BadRequestCase(name: "malformed request line", request: "GET /nothing-after-target\r\n\r\n",
+                       status: 400, reason: "bad-request-line"),
+        BadRequestCase(name: "head over 32 KiB",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nX-Big: \(String(repeating: "a", count: 40 * 1024))\r\n\r\n",
+                       status: 431, reason: "head-too-large"),
+        BadRequestCase(name: "101 header fields",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\n" + (1...100).map { "X-H\($0): v\r\n" }.joined() + "\r\n",
+                       status: 431, reason: "too-many-headers"),
+        BadRequestCase(name: "Content-Length with Transfer-Encoding",
+                       request: "POST http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                       status: 400, reason: "ambiguous-framing"),
+        BadRequestCase(name: "duplicate Content-Length",
+                       request: "POST http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+                       status: 400, reason: "duplicate-content-length"),
+        BadRequestCase(name: "obs-fold",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nX-Folded: a\r\n b\r\n\r\n",
+                       status: 400, reason: "obs-fold"),
+        BadRequestCase(name: "bare LF",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\nHost: {ORIGIN}\n\n",
+                       status: 400, reason: "bare-line-ending"),
+        BadRequestCase(name: "bare CR",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\rX-Smuggled: 1\r\n\r\n",
+                       status: 400, reason: "bare-line-ending"),
+    ]
+}
+
+extension IntegrationSuite {
+    /// Hostile input gets a clear answer and an audit row, and never affects a healthy
+    /// tunnel that was open before it arrived.
+    @Suite("bad input")
+    struct BadInputTests {
+        /// A relay with a registered origin and echo server, plus a tunnel to the echo
+        /// opened before the test's bad input.
+        struct Fixture {
+            let origin: HTTPOrigin
+            let echo: EchoServer
+            let relay: RelayProcess
+            let healthy: HealthyTunnel
+
+            init(extraConfig: [String] = [], extraServers: [UInt16] = []) throws {
+                origin = try HTTPOrigin()
+                echo = try EchoServer()
+                relay = try RelayProcess(config: RelayConfigText.proxy(
+                    ["server 127.0.0.1:\(origin.port)", "server 127.0.0.1:\(echo.port)"]
+                        + extraServers.map { "server 127.0.0.1:\($0)" } + extraConfig))
+                healthy = try HealthyTunnel(relay: relay, echo: echo)
+            }
+
+            /// Closes the healthy tunnel first, so SIGTERM has nothing to drain.
+            func stop() {
+                healthy.socket.close()
+                relay.stop()
+            }
+        }
+
+        @Test("malformed heads are refused with their reason code", arguments: BadRequestCase.all)
+        func malformedHead(_ bad: BadRequestCase) throws {
+            let fixture = try Fixture()
+            defer { fixture.stop() }
+            let request = bad.request.replacingOccurrences(of: "{ORIGIN}", with: "127.0.0.1:\(fixture.origin.port)")
+            let (response, socket) = try ProxyClient.exchange(relayPort: fixture.relay.proxyPort, request)
+            Expect.refusal(response, status: bad.status, reason: bad.reason)
+            #expect(ProxyClient.closes(socket), "the relay must close after a refusal")
+            Expect.refusedRow(fixture.relay, reason: bad.reason, status: bad.status)
+            #expect(fixture.origin.requests.isEmpty, "nothing may reach the origin")
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
+        @Test("invalid chunk size in a forwarded body: 400 or close, audited bad-chunk")
+        func invalidChunkSize() throws {
+            let fixture = try Fixture()
+            defer { fixture.stop() }
+            let origin = "127.0.0.1:\(fixture.origin.port)"
+            let socket = try TestSocket.connect(port: fixture.relay.proxyPort)
+            try socket.write("POST http://\(origin)/upload HTTP/1.1\r\nHost: \(origin)\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nhello\r\n0\r\n\r\n")
+            // The head may already be forwarded, so a 400 is not always possible; the
+            // connection must end either way, without a 200 for the broken body.
+            var answered: RawResponse?
+            if let head = try? ProxyClient.readResponse(socket) { answered = head }
+            if let answered {
+                #expect(answered.status == 400, "got \(answered.statusLine)")
+            }
+            #expect(ProxyClient.closes(socket))
+            let rows = fixture.relay.audit.waitForEvents(where: "reason = 'bad-chunk'")
+            #expect(rows.count >= 1, "audit:\n\(fixture.relay.audit.dump())")
+            #expect(!fixture.origin.requests.contains { $0.bodyError == nil && $0.bodyCount > 0 },
+                    "the origin must not receive a complete body built from an invalid chunk")
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
+        @Test("slow-drip head: header-timeout answers 408 (or closes) and is audited")
+        func slowDripHead() throws {
+            let fixture = try Fixture(extraConfig: ["header-timeout 1s"])
+            defer { fixture.stop() }
+            let origin = "127.0.0.1:\(fixture.origin.port)"
+            let socket = try TestSocket.connect(port: fixture.relay.proxyPort)
+            let started = Date()
+            try socket.write("GET http://\(origin)/ HTTP/1.1\r\n")
+            // A byte every 200 ms for at most 8 s: the timeout covers the whole head, so
+            // trickling must not keep resetting it.
+            var drip = 0
+            while Date().timeIntervalSince(started) < 8 {
+                var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+                if poll(&descriptor, 1, 200) > 0 { break }
+                drip += 1
+                if (try? socket.write("X-Drip-\(drip): y\r\n")) == nil { break }
+            }
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(elapsed < 6, "no answer \(elapsed) s into a 1 s header timeout")
+            if let response = try? ProxyClient.readResponse(socket) {
+                Expect.refusal(response, status: 408, reason: "header-timeout")
+            }
+            #expect(ProxyClient.closes(socket))
+            let rows = fixture.relay.audit.waitForEvents(where: "reason = 'header-timeout'")
+            #expect(rows.count >= 1, "audit:\n\(fixture.relay.audit.dump())")
+            #expect(fixture.origin.requests.isEmpty)
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
+        @Test("refusing upstream: 502 upstream-refused, audited")
+        func refusingUpstream() throws {
+            let closedPort = try TestListener.refusedPort()
+            let fixture = try Fixture(extraServers: [closedPort])
+            defer { fixture.stop() }
+            let target = "127.0.0.1:\(closedPort)"
+            let (_, response) = try ProxyClient.connect(relayPort: fixture.relay.proxyPort, authority: target)
+            Expect.refusal(response, status: 502, reason: "upstream-refused")
+            Expect.refusedRow(fixture.relay, reason: "upstream-refused", status: 502, target: target)
+            let (forwarded, _) = try ProxyClient.exchange(relayPort: fixture.relay.proxyPort, "GET http://\(target)/ HTTP/1.1\r\nHost: \(target)\r\n\r\n")
+            #expect(forwarded.status == 502, "absolute-form to a refusing upstream: \(forwarded.statusLine)")
+            #expect(forwarded.bodyText == "upstream-refused\n")
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
+        /// A listener with backlog 0 whose accept queue is already full silently drops SYNs,
+        /// so the relay's connect neither succeeds nor is refused: only its timer ends it.
+        @Test("upstream that never answers the handshake: 504 upstream-timeout, audited")
+        func upstreamConnectTimeout() throws {
+            let blackhole = try TestListener(backlog: 0)
+            let fillers = blackhole.occupyAcceptQueue()
+            defer { fillers.forEach { $0.close() } }
+            usleep(100_000)
+            let fixture = try Fixture(extraConfig: ["connect-timeout 1s"], extraServers: [blackhole.port])
+            defer { fixture.stop() }
+            let target = "127.0.0.1:\(blackhole.port)"
+            let started = Date()
+            let (_, response) = try ProxyClient.connect(relayPort: fixture.relay.proxyPort, authority: target)
+            Expect.refusal(response, status: 504, reason: "upstream-timeout")
+            #expect(Date().timeIntervalSince(started) < 10, "connect-timeout 1s must end the attempt")
+            Expect.refusedRow(fixture.relay, reason: "upstream-timeout", status: 504, target: target)
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
+        @Test("upstream resets mid-tunnel: the client sees the end, a close row is audited")
+        func upstreamResetMidTunnel() throws {
+            let prefix = PatternBytes.make(count: 64 * 1024, seed: 9)
+            let resetter = try ResetServer(prefix: prefix)
+            let fixture = try Fixture(extraServers: [resetter.port])
+            defer { fixture.stop() }
+            let target = "127.0.0.1:\(resetter.port)"
+            let socket = try ProxyClient.tunnel(relayPort: fixture.relay.proxyPort, authority: target)
+            #expect(SHA256Hasher.hex(try socket.readExactly(prefix.count)) == SHA256Hasher.hex(prefix), "bytes before the reset are relayed")
+            try socket.write("x")
+            #expect(ProxyClient.closes(socket), "the client must see EOF or a reset, not silence")
+            let close = fixture.relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", [target])
+            #expect(close.count == 1, "audit:\n\(fixture.relay.audit.dump())")
+            #expect(close.first?["reason"] == "upstream-reset")
+            #expect(close.first?["bytes_down"] == String(prefix.count))
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+extension IntegrationSuite {
+    /// Raw CONNECT tunnels (the GDSocket path) and static forwards, checked by SHA-256.
+    @Suite("CONNECT tunnels and static forwards")
+    struct TunnelTests {
+        /// Streams `up` on a helper thread (then FIN) while the caller reads to EOF:
+        /// both directions at once, as a full-duplex client does.
+        static func exchange(_ socket: TestSocket, up: [UInt8]) throws -> (count: Int, sha256: String) {
+            let writeError = LockedBox<Error?>(nil)
+            let written = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                do { try socket.write(up) } catch { writeError.set(error) }
+                socket.shutdownWrite()
+                written.signal()
+            }
+            let hasher = SHA256Hasher()
+            let count = try socket.drainToEOF(into: hasher)
+            _ = written.wait(timeout: .now() + .seconds(TestSocket.defaultTimeoutSeconds))
+            if let error = writeError.get() { throw error }
+            return (count, hasher.finalHex())
+        }
+
+        /// Waits (bounded) for the upstream to finish reading a stream.
+        static func waitForStream(_ server: DuplexServer, timeout: Double = 20) -> ReceivedStream? {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if let stream = server.streams.first { return stream }
+                usleep(10_000)
+            }
+            return nil
+        }
+
+        @Test("8 MiB up and 8 MiB down at once, byte-exact, bytes audited")
+        func fullDuplexByteExact() throws {
+            let size = 8 << 20
+            let down = PatternBytes.make(count: size, seed: 2)
+            let up = PatternBytes.make(count: size, seed: 1)
+            let server = try DuplexServer(downBeforeEOF: down)
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
+            defer { relay.stop() }
+            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(server.port)")
+            let received = try Self.exchange(socket, up: up)
+            #expect(received.count == size)
+            #expect(received.sha256 == SHA256Hasher.hex(down), "downstream is not byte-exact")
+            let stream = Self.waitForStream(server)
+            #expect(stream == ReceivedStream(count: size, sha256: SHA256Hasher.hex(up), sawEOF: true), "upstream is not byte-exact")
+
+            let target = "127.0.0.1:\(server.port)"
+            let rule = relay.rule(containing: "server 127.0.0.1:\(server.port)")
+            let open = relay.audit.waitForEvents(where: "event = 'tunnel-open' AND target = ?", [target])
+            #expect(open.first?["rule"] == rule, "audit:\n\(relay.audit.dump())")
+            #expect(open.first?["decision"] == "allow")
+            #expect(open.first?["resolved"] == target)
+            let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", [target])
+            #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
+            #expect(close.first?["bytes_up"] == String(size))
+            #expect(close.first?["bytes_down"] == String(size))
+            #expect(close.first?["rule"] == rule)
+            #expect(close.first?["session"] == open.first?["session"])
+            #expect(close.first?["duration_ms"] != nil)
+        }
+
+        @Test("half-close: after the client's FIN the upstream still sends 1 MiB, all of it arrives")
+        func halfClose() throws {
+            let after = PatternBytes.make(count: 1 << 20, seed: 4)
+            let up = PatternBytes.make(count: 256 * 1024, seed: 5)
+            let server = try DuplexServer(downBeforeEOF: [], downAfterEOF: after)
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
+            defer { relay.stop() }
+            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(server.port)")
+            let received = try Self.exchange(socket, up: up)
+            #expect(Self.waitForStream(server) == ReceivedStream(count: up.count, sha256: SHA256Hasher.hex(up), sawEOF: true),
+                    "the upstream must see the client's FIN as EOF, after every byte")
+            #expect(received.count == after.count, "bytes sent after the client's FIN must still arrive")
+            #expect(received.sha256 == SHA256Hasher.hex(after))
+            let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(server.port)"])
+            #expect(close.first?["bytes_down"] == String(after.count), "audit:\n\(relay.audit.dump())")
+            #expect(close.first?["bytes_up"] == String(up.count))
+        }
+
+        @Test("the tunnel-open row is committed before the first payload byte")
+        func openRowBeforeFirstByte() throws {
+            let echo = try EchoServer()
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(echo.port)"]))
+            defer { relay.stop() }
+            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(echo.port)")
+            // No polling: the 200 is the relay's promise that the row is already durable.
+            let rows = try relay.audit.events(where: "event = 'tunnel-open' AND target = ?", ["127.0.0.1:\(echo.port)"])
+            #expect(rows.count == 1, "tunnel-open must be visible to another reader as soon as 200 arrives; audit:\n\(relay.audit.dump())")
+            try socket.write("ping")
+            #expect(try socket.readExactly(4) == Array("ping".utf8))
+        }
+
+        @Test("forward LISTEN to HOST:PORT: byte-exact plain TCP relay, forward-open/close audited")
+        func staticForward() throws {
+            let size = 4 << 20
+            let down = PatternBytes.make(count: size, seed: 6)
+            let up = PatternBytes.make(count: size, seed: 7)
+            let server = try DuplexServer(downBeforeEOF: down)
+            let config = """
+            # forward-only config: the forward listener is the only one
+            state-dir {STATE}
+            drain-timeout 2s
+            server 127.0.0.1:\(server.port)
+            forward 127.0.0.1:0 to 127.0.0.1:\(server.port)
+
+            """
+            let relay = try RelayProcess(config: config)
+            defer { relay.stop() }
+            let port = try #require(relay.listeners.last?.port)
+            let socket = try TestSocket.connect(port: port)
+            let received = try Self.exchange(socket, up: up)
+            #expect(received.count == size)
+            #expect(received.sha256 == SHA256Hasher.hex(down))
+            #expect(Self.waitForStream(server) == ReceivedStream(count: size, sha256: SHA256Hasher.hex(up), sawEOF: true))
+
+            let target = "127.0.0.1:\(server.port)"
+            let rules = [relay.rule(containing: "server 127.0.0.1"), relay.rule(containing: "forward 127.0.0.1")]
+            let open = relay.audit.waitForEvents(where: "event = 'forward-open' AND target = ?", [target])
+            #expect(open.count == 1, "audit:\n\(relay.audit.dump())")
+            #expect(rules.contains(open.first?["rule"] ?? ""), "rule names the server or forward line")
+            let close = relay.audit.waitForEvents(where: "event = 'forward-close' AND target = ?", [target])
+            #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
+            #expect(close.first?["bytes_up"] == String(size))
+            #expect(close.first?["bytes_down"] == String(size))
+        }
+    }
+}
