@@ -2,12 +2,17 @@ import Glibc
 
 /// Nonblocking connect with a deadline.
 public enum TCPConnector {
-    /// Connects to `address`; `completion` runs exactly once on `loop`: the connected fd
+    /// Connects to `address`; `completion` runs exactly once on `loop`, never before this
+    /// returns: the connected fd
     /// (ownership passes to the caller) or the failure (ETIMEDOUT when the deadline passed).
     public static func connect(to address: SocketAddress, on loop: EventLoop, timeout: Duration,
                                completion: @escaping @Sendable (Result<Int32, IOError>) -> Void) -> ConnectAttempt {
         let attempt = ConnectAttempt(loop: loop, completion: completion)
-        loop.execute { attempt.begin(address, timeout: timeout) }
+        if loop.inLoop {
+            attempt.begin(address, timeout: timeout)
+        } else {
+            loop.execute { attempt.begin(address, timeout: timeout) }
+        }
         return attempt
     }
 }
@@ -38,16 +43,16 @@ public final class ConnectAttempt: @unchecked Sendable {
         do {
             fd = try SocketOptions.streamSocket(family: address.family)
         } catch let error as IOError {
-            return finish(.failure(error))
+            return finishLater(.failure(error))
         } catch {
-            return finish(.failure(IOError("socket", errno: EIO)))
+            return finishLater(.failure(IOError("socket", errno: EIO)))
         }
         let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result == 0 {
-            return finish(.success(fd))
+            return finishLater(.success(fd))
         }
         guard errno == EINPROGRESS || errno == EINTR else {
-            return finish(.failure(IOError("connect \(address)", errno: errno)))
+            return finishLater(.failure(IOError("connect \(address)", errno: errno)))
         }
         let registration = loop.register(fd)
         registration.onWritable = { [self] in connected(address) }
@@ -56,6 +61,12 @@ public final class ConnectAttempt: @unchecked Sendable {
         timer = loop.scheduleTimer(after: timeout) { [self] in
             finish(.failure(IOError("connect \(address)", errno: ETIMEDOUT)))
         }
+    }
+
+    /// An outcome known inside `begin` is delivered from a fresh loop turn, so the caller
+    /// always holds the attempt before its completion runs.
+    private func finishLater(_ result: Result<Int32, IOError>) {
+        loop.execute { [self] in finish(result) }
     }
 
     private func connected(_ address: SocketAddress) {
