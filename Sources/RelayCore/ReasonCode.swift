@@ -11,7 +11,6 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case completed = "completed"
 
     // Malformed requests: 400.
-    case badRequest = "bad-request"
     case badRequestLine = "bad-request-line"
     case badHeader = "bad-header"
     case bareLineEnding = "bare-line-ending"
@@ -28,7 +27,6 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case unsupportedScheme = "unsupported-scheme"
     case notAProxyRequest = "not-a-proxy-request"
     case unsupportedVersion = "unsupported-version"
-    case upgradeRefused = "upgrade-refused"
 
     // Policy: 403.
     case notRegistered = "not-registered"
@@ -58,9 +56,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
         case .allowed, .clientClosed, .upstreamClosed, .completed, .idleTimeout, .clientReset,
              .shutdown, .upstreamReset:
             return nil
-        case .badRequest, .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
+        case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
-             .badTarget, .ambiguousHost, .notAProxyRequest, .upgradeRefused:
+             .badTarget, .ambiguousHost, .notAProxyRequest:
             return 400
         case .headTooLarge: return 431
         case .tooManyHeaders: return 431

@@ -18,7 +18,7 @@ import Testing
         full.status = 200
         let minimal = AuditRecord(
             event: .refused, timestampMicros: 1_796_062_904_123_456, session: "s-x", client: "[::1]:9",
-            listener: "admin", decision: .deny, reason: ReasonCode.badRequest.rawValue)
+            listener: "admin", decision: .deny, reason: ReasonCode.badRequestLine.rawValue)
         log.append(full, committed: outcomes.callback(0))
         log.append(minimal, committed: outcomes.callback(1))
         log.flush()
@@ -45,7 +45,7 @@ import Testing
             "seq": .integer(2), "ts": .text("2026-11-30T18:21:44.123456Z"), "event": .text("refused"),
             "session": .text("s-x"), "client": .text("[::1]:9"), "listener": .text("admin"),
             "principal": .null, "scheme": .null, "target": .null, "resolved": .null, "rule": .null,
-            "decision": .text("deny"), "reason": .text("bad-request"), "status": .null,
+            "decision": .text("deny"), "reason": .text("bad-request-line"), "status": .null,
             "bytes_up": .integer(0), "bytes_down": .integer(0), "duration_ms": .null,
             "tls_version": .null, "tls_cipher": .null, "simulated": .integer(0),
             "prev_hash": .text(hash1), "hash": .text(hash2),
