@@ -141,10 +141,16 @@ private final class HMACTemplate: @unchecked Sendable {
         guard let ctx = EVP_MAC_CTX_new(Algorithms.shared.hmac) else {
             fatalError("EVP_MAC_CTX_new: \(openSSLErrors())")
         }
+        // OSSL_PARAM keeps both pointers until EVP_MAC_init reads them; a Swift string passed
+        // straight in would only live for the construct call, so both are C copies.
+        let parameterName = strdup(OSSL_MAC_PARAM_DIGEST)!
         let digestName = strdup("SHA256")!
-        defer { free(digestName) }
+        defer {
+            free(parameterName)
+            free(digestName)
+        }
         var params = [
-            OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digestName, 0),
+            OSSL_PARAM_construct_utf8_string(parameterName, digestName, 0),
             OSSL_PARAM_construct_end(),
         ]
         let ok = key.withUnsafeBufferPointer { k in
