@@ -98,7 +98,7 @@ public final class RelayServer: Sendable {
 
     private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String) {
         let context = contexts[group.next().index]
-        let identity = SessionIdentity(client: peer.description, listener: listener)
+        let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
         guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: true)
         }
@@ -109,7 +109,7 @@ public final class RelayServer: Sendable {
 
     private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective) {
         let context = contexts[group.next().index]
-        let identity = SessionIdentity(client: peer.description, listener: listener)
+        let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
         guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: false)
         }

@@ -140,7 +140,7 @@ extension IntegrationSuite {
             let target = "127.0.0.1:\(closedPort)"
             let (_, response) = try ProxyClient.connect(relayPort: fixture.relay.proxyPort, authority: target)
             Expect.refusal(response, status: 502, reason: "upstream-refused")
-            Expect.refusedRow(fixture.relay, reason: "upstream-refused", status: 502, target: target)
+            Expect.failedOpenRows(fixture.relay, kind: "tunnel", reason: "upstream-refused", status: 502, target: target)
             let (forwarded, _) = try ProxyClient.exchange(relayPort: fixture.relay.proxyPort, "GET http://\(target)/ HTTP/1.1\r\nHost: \(target)\r\n\r\n")
             #expect(forwarded.status == 502, "absolute-form to a refusing upstream: \(forwarded.statusLine)")
             #expect(forwarded.bodyText == "upstream-refused\n")
@@ -162,7 +162,7 @@ extension IntegrationSuite {
             let (_, response) = try ProxyClient.connect(relayPort: fixture.relay.proxyPort, authority: target)
             Expect.refusal(response, status: 504, reason: "upstream-timeout")
             #expect(Date().timeIntervalSince(started) < 10, "connect-timeout 1s must end the attempt")
-            Expect.refusedRow(fixture.relay, reason: "upstream-timeout", status: 504, target: target)
+            Expect.failedOpenRows(fixture.relay, kind: "tunnel", reason: "upstream-timeout", status: 504, target: target)
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 

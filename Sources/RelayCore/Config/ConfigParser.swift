@@ -44,7 +44,7 @@ private struct ConfigParseSession {
     var loops: Int?
     var limits = RelayLimits()
     var timeouts = RelayTimeouts()
-    var auditSync = AuditSync.full
+    var auditSync = AuditSync.normal
     var firstSet: [String: SourceLocation] = [:]
     var sourceFiles: [String] = []
 

@@ -28,7 +28,7 @@ public struct RelayConfig: Sendable {
     public init(listeners: [ListenAddress], stateDir: String = RelayConfig.defaultStateDir,
                 loops: Int? = nil, rules: [DestinationRule] = [], forwards: [ForwardDirective] = [],
                 limits: RelayLimits = RelayLimits(), timeouts: RelayTimeouts = RelayTimeouts(),
-                auditSync: AuditSync = .full, sourceFiles: [String] = []) {
+                auditSync: AuditSync = .normal, sourceFiles: [String] = []) {
         self.listeners = listeners
         self.stateDir = stateDir
         self.loops = loops

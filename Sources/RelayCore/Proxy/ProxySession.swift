@@ -65,8 +65,9 @@ public struct ProxySession {
     private enum State {
         case readingHead
         case resolving(Request)
-        case connecting(Request, candidates: ArraySlice<IPAddress>)
-        case awaitingOpenCommit(Request)
+        /// The open record is being committed while the upstream connects; relaying starts
+        /// when both are done. `candidates` are the checked addresses still to try.
+        case opening(Request, candidates: ArraySlice<IPAddress>, committed: Bool, connected: Bool)
         case forwarding(Exchange)
         case tunnelled
         case closed
@@ -168,22 +169,29 @@ public struct ProxySession {
         case (.resolving(let request), .resolveFailed):
             refuse(.resolveFailed, request: request, now: now, into: &actions)
 
-        case (.connecting(var request, let candidates), .upstreamConnectFailed(let reason)):
+        case (.opening(var request, let candidates, let committed, false), .upstreamConnectFailed(let reason)):
             let rest = candidates.dropFirst()
             if let next = rest.first {
                 request.resolved = Self.endpoint(next, request.port)
-                state = .connecting(request, candidates: rest)
+                state = .opening(request, candidates: rest, committed: committed, connected: false)
                 actions.append(.connect(next, port: request.port))
             } else {
-                refuse(reason, request: request, now: now, into: &actions)
+                failOpened(request, reason: reason, now: now, into: &actions)
             }
-        case (.connecting(let request, _), .upstreamConnected):
+        case (.opening(let request, let candidates, let committed, false), .upstreamConnected):
             upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "")
-            awaitOpenCommit(request, into: &actions)
-
-        case (.awaitingOpenCommit(let request), .auditCommitted):
-            startRelaying(request, now: now, into: &actions)
-        case (.awaitingOpenCommit(let request), .auditFailed):
+            if committed {
+                startRelaying(request, now: now, into: &actions)
+            } else {
+                state = .opening(request, candidates: candidates, committed: false, connected: true)
+            }
+        case (.opening(let request, let candidates, false, let connected), .auditCommitted):
+            if connected {
+                startRelaying(request, now: now, into: &actions)
+            } else {
+                state = .opening(request, candidates: candidates, committed: true, connected: false)
+            }
+        case (.opening(let request, _, false, _), .auditFailed):
             // Fail closed: without its open record nothing is relayed.
             refuse(.internalError, request: request, now: now, into: &actions)
 
@@ -316,7 +324,8 @@ public struct ProxySession {
             if case .forward = kind, link.host == host && link.port == port {
                 var reused = request
                 reused.resolved = link.resolved
-                return awaitOpenCommit(reused, into: &actions)
+                state = .opening(reused, candidates: [], committed: false, connected: true)
+                return actions.append(openRecord(reused))
             }
             upstream = nil
             actions.append(.closeUpstream)
@@ -345,21 +354,42 @@ public struct ProxySession {
         guard let first = check.ordered.first else {
             return refuse(.resolveFailed, request: request, now: now, into: &actions)
         }
-        var connecting = request
-        connecting.resolved = Self.endpoint(first, request.port)
-        state = .connecting(connecting, candidates: check.ordered[...])
+        var opening = request
+        opening.resolved = Self.endpoint(first, request.port)
+        state = .opening(opening, candidates: check.ordered[...], committed: false, connected: false)
+        // The decision is recorded while the upstream connects: both must finish before a
+        // byte is relayed, and neither waits for the other.
+        actions.append(openRecord(opening))
         actions.append(.connect(first, port: request.port))
     }
 
-    private mutating func awaitOpenCommit(_ request: Request, into actions: inout [ProxySessionAction]) {
-        state = .awaitingOpenCommit(request)
+    /// The open row: the allowed decision, naming the first checked address to be tried.
+    private func openRecord(_ request: Request) -> ProxySessionAction {
         let event: AuditEvent
         switch request.kind {
         case .tunnel: event = .tunnelOpen
         case .forward: event = .requestOpen
         }
-        actions.append(.audit(AuditEntry(event: event, decision: .allow, reason: .allowed, target: request.target,
-                                         resolved: request.resolved, rule: request.rule), awaitCommit: true))
+        return .audit(AuditEntry(event: event, decision: .allow, reason: .allowed, target: request.target,
+                                 resolved: request.resolved, rule: request.rule), awaitCommit: true)
+    }
+
+    /// Every address failed after the open row was written: its close row carries why, and
+    /// the client gets the refusal.
+    private mutating func failOpened(_ request: Request, reason: ReasonCode, now: UInt64,
+                                     into actions: inout [ProxySessionAction]) {
+        let status = reason.refusalStatus ?? 502
+        let event: AuditEvent
+        switch request.kind {
+        case .tunnel: event = .tunnelClose
+        case .forward: event = .requestClose
+        }
+        actions.append(.audit(AuditEntry(event: event, decision: .allow, reason: reason, target: request.target,
+                                         resolved: request.resolved, rule: request.rule, status: status,
+                                         durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now)),
+                              awaitCommit: false))
+        actions.append(.sendToClient(ProxyResponses.refusal(reason, status: status)))
+        closeAll(into: &actions)
     }
 
     private mutating func startRelaying(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
@@ -599,7 +629,7 @@ public struct ProxySession {
 
     private var isUpstreamInFlight: Bool {
         switch state {
-        case .connecting, .awaitingOpenCommit, .forwarding: return true
+        case .opening, .forwarding: return true
         default: return false
         }
     }

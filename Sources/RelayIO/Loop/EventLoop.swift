@@ -213,13 +213,15 @@ public final class IORegistration {
         }
     }
 
-    /// Stops watching; the caller may close the fd right after.
-    public func deregister() {
+    /// Stops watching; the caller may close the fd right after. With `fdClosing` the caller
+    /// promises to close it at once, which removes it from epoll without a system call (the
+    /// relay never duplicates descriptors, so the close is the last reference).
+    public func deregister(fdClosing: Bool = false) {
         guard isRegistered else { return }
-        if inEpoll {
+        if inEpoll && !fdClosing {
             loop.control(Int32(crelay_CTL_DEL), self, events: 0)
-            inEpoll = false
         }
+        inEpoll = false
         isRegistered = false
         wantsRead = false
         wantsWrite = false

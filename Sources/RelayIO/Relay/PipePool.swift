@@ -5,6 +5,8 @@ import Glibc
 public struct SplicePipe: Sendable {
     let readFD: Int32
     let writeFD: Int32
+    /// Bytes it holds: `PipePool.pipeSize`, or the kernel default if the resize was refused.
+    let capacity: Int
 }
 
 /// Empty pipes kept for reuse, one pool per loop. A tunnel borrows a pipe only while bytes
@@ -28,9 +30,9 @@ public final class PipePool: @unchecked Sendable {
         var fds: [Int32] = [0, 0]
         guard crelay_pipe2_nonblocking(&fds) == 0 else { throw IOError("pipe2", errno: errno) }
         // Best effort: the default 64 KiB still works when the limit is lower.
-        _ = crelay_set_pipe_size(fds[1], Self.pipeSize)
+        let size = crelay_set_pipe_size(fds[1], Self.pipeSize)
         openPipes += 1
-        return SplicePipe(readFD: fds[0], writeFD: fds[1])
+        return SplicePipe(readFD: fds[0], writeFD: fds[1], capacity: Int(size > 0 ? size : 65536))
     }
 
     /// Returns a pipe that is known to be empty.

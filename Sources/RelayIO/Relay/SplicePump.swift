@@ -41,6 +41,9 @@ public final class SplicePump: @unchecked Sendable {
         var pipe: SplicePipe?
         var inPipe = 0
         var sawEOF = false
+        /// The last splice from `from` took less than a pipe: the socket is most likely
+        /// drained, so wait for readiness instead of probing for EAGAIN.
+        var drained = false
         var finished = false
         var bytes: UInt64 = 0
         /// Wants readiness of `from` (nothing buffered, waiting for bytes).
@@ -134,6 +137,13 @@ public final class SplicePump: @unchecked Sendable {
             if direction.sawEOF {
                 return finish(direction)
             }
+            if direction.drained {
+                // Level-triggered epoll reports the socket again if anything is left.
+                direction.drained = false
+                returnPipe(direction)
+                direction.reading = true
+                return updateInterest()
+            }
             rounds += 1
             if rounds > Self.roundsPerEvent {
                 returnPipe(direction)
@@ -147,9 +157,10 @@ public final class SplicePump: @unchecked Sendable {
                 }
             }
             guard let pipe = direction.pipe else { return }
-            let received = crelay_splice(direction.from, pipe.writeFD, Int(PipePool.pipeSize), 1)
+            let received = crelay_splice(direction.from, pipe.writeFD, pipe.capacity, 1)
             if received > 0 {
                 direction.inPipe += received
+                direction.drained = received < pipe.capacity
                 continue
             }
             if received == 0 {
@@ -231,10 +242,11 @@ public final class SplicePump: @unchecked Sendable {
     private func finish(_ direction: Direction) {
         direction.finished = true
         returnPipe(direction)
-        _ = shutdown(direction.to, Int32(SHUT_WR))
         if aToB.finished && bToA.finished {
+            // Both ways are done: the close right after sends the FIN anyway.
             end(.bothClosed)
         } else {
+            _ = shutdown(direction.to, Int32(SHUT_WR))
             updateInterest()
         }
     }
@@ -269,8 +281,8 @@ public final class SplicePump: @unchecked Sendable {
                 direction.pipe = nil
             }
         }
-        registrationA?.deregister()
-        registrationB?.deregister()
+        registrationA?.deregister(fdClosing: true)
+        registrationB?.deregister(fdClosing: true)
         registrationA = nil
         registrationB = nil
         close(a)

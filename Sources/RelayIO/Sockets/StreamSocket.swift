@@ -123,7 +123,7 @@ public final class StreamSocket: @unchecked Sendable {
     public func close() {
         guard !closed else { return }
         closed = true
-        forget()
+        forget(fdClosing: true)
         Glibc.close(fd)
     }
 
@@ -131,13 +131,13 @@ public final class StreamSocket: @unchecked Sendable {
     public func detachFD() -> Int32 {
         precondition(!closed, "detachFD after close")
         closed = true
-        forget()
+        forget(fdClosing: false)
         return fd
     }
 
-    private func forget() {
+    private func forget(fdClosing: Bool) {
         onWritable = nil
-        registration?.deregister()
+        registration?.deregister(fdClosing: fdClosing)
         registration = nil
     }
 }

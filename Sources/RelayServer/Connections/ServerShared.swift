@@ -15,6 +15,7 @@ final class ServerShared: Sendable {
     let resolver: Resolver
     let audit: AuditSink
     let logger: RelayLog
+    let sessionIDs = SessionIDGenerator()
     private let current: Mutex<RuntimeSettings>
     private let active = Atomic<Int>(0)
 

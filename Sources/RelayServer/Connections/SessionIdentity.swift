@@ -1,16 +1,32 @@
+import Synchronization
+
 /// Who and where a connection is, stamped on every audit row and log line of it.
 struct SessionIdentity: Sendable {
-    /// 16 hex digits, random per accepted connection.
+    /// 16 hex digits, unique per accepted connection.
     let session: String
     let client: String
     let listener: String
+}
 
-    init(client: String, listener: String) {
+/// Session ids: a random per-process key run through a bijective mixer with a counter, so
+/// ids are unique within a process, unrelated across restarts, and cost no system call.
+final class SessionIDGenerator: Sendable {
+    private let key: UInt64
+    private let counter = Atomic<UInt64>(0)
+
+    init() {
         var generator = SystemRandomNumberGenerator()
-        let value = generator.next() as UInt64
-        let hex = String(value, radix: 16)
-        self.session = String(repeating: "0", count: 16 - hex.count) + hex
-        self.client = client
-        self.listener = listener
+        key = generator.next()
+    }
+
+    func next() -> String {
+        let count = counter.wrappingAdd(1, ordering: .relaxed).oldValue
+        // SplitMix64's finaliser is a bijection on UInt64: distinct counts, distinct ids.
+        var z = count &+ key
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        let hex = String(z, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

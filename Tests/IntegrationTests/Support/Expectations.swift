@@ -38,6 +38,19 @@ enum Expect {
         return row
     }
 
+    /// An allowed stream whose upstream could not be reached: its open row and a close row
+    /// with the failure's reason and status (every open row gets exactly one close row).
+    static func failedOpenRows(_ relay: RelayProcess, kind: String, reason: String, status: Int, target: String,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        let closes = relay.audit.waitForEvents(where: "event = ? AND reason = ? AND target = ?",
+                                               ["\(kind)-close", reason, target])
+        #expect(closes.count >= 1, "no \(kind)-close row with reason \(reason); audit:\n\(relay.audit.dump())",
+                sourceLocation: sourceLocation)
+        #expect(closes.last?["status"] == String(status), "audit status", sourceLocation: sourceLocation)
+        let opens = relay.audit.waitForEvents(where: "event = ? AND target = ?", ["\(kind)-open", target])
+        #expect(opens.count == closes.count, "one open row per close row", sourceLocation: sourceLocation)
+    }
+
     /// The relay survived and still serves an unrelated, already-open tunnel byte-exactly.
     static func unaffected(_ relay: RelayProcess, _ healthy: HealthyTunnel,
                            sourceLocation: SourceLocation = #_sourceLocation) {

@@ -66,7 +66,7 @@ struct ConfigParserTests {
         #expect(config.loops == nil)
         #expect(config.limits == RelayLimits(maxRequestHead: 32768, maxHeaders: 100, maxConnections: 10000))
         #expect(config.timeouts == RelayTimeouts(header: .seconds(10), connect: .seconds(10), idle: .seconds(300), drain: .seconds(30)))
-        #expect(config.auditSync == .full)
+        #expect(config.auditSync == .normal)
         #expect(config.rules.isEmpty && config.forwards.isEmpty)
     }
 

@@ -60,31 +60,35 @@ import Testing
         }
     }
 
-    @Test func tunnelOpensOnlyAfterTheAuditCommit() throws {
-        var session = ProxySession(settings: try Self.settings())
+    @Test func openRecordIsWrittenWhileConnectingAndTheTunnelWaitsForBoth() throws {
         let clientHello = [UInt8](repeating: 0x16, count: 7)
-        _ = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n") + clientHello)
-        let afterConnect = session.handle(.upstreamConnected, now: 5_000_000)
-        #expect(afterConnect.count == 1)
-        guard case .audit(let entry, let awaitCommit) = afterConnect.first else {
-            Issue.record("expected an audit action, got \(afterConnect)")
-            return
-        }
-        #expect(awaitCommit)
-        #expect(entry.event == .tunnelOpen)
-        #expect(entry.rule == "test.conf:3")
-        #expect(entry.target == "10.1.2.3:443")
-        #expect(entry.resolved == "10.1.2.3:443")
+        for commitFirst in [true, false] {
+            var session = ProxySession(settings: try Self.settings())
+            let first = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n") + clientHello)
+            guard case .audit(let entry, let awaitCommit) = first.first else {
+                Issue.record("expected the open record first, got \(first)")
+                return
+            }
+            #expect(awaitCommit)
+            #expect(entry.event == .tunnelOpen)
+            #expect(entry.rule == "test.conf:3")
+            #expect(entry.target == "10.1.2.3:443")
+            #expect(entry.resolved == "10.1.2.3:443")
+            #expect(first.dropFirst().first == .connect(.v4(IPv4Address(strict: "10.1.2.3")!), port: 443))
 
-        let afterCommit = session.handle(.auditCommitted, now: 6_000_000)
-        guard case .startTunnel(let context, let established, let leftover) = afterCommit.first else {
-            Issue.record("expected startTunnel, got \(afterCommit)")
-            return
+            let firstOutcome: ProxySessionEvent = commitFirst ? .auditCommitted : .upstreamConnected
+            let secondOutcome: ProxySessionEvent = commitFirst ? .upstreamConnected : .auditCommitted
+            #expect(session.handle(firstOutcome, now: 5_000_000).isEmpty, "nothing is relayed after only one of them")
+            let ready = session.handle(secondOutcome, now: 6_000_000)
+            guard case .startTunnel(let context, let established, let leftover) = ready.first else {
+                Issue.record("expected startTunnel, got \(ready)")
+                return
+            }
+            #expect(String(decoding: established, as: UTF8.self) == "HTTP/1.1 200 Connection established\r\n\r\n")
+            #expect(leftover == clientHello)
+            #expect(context.startedAt == 1_000_000)
+            #expect(session.isFinished)
         }
-        #expect(String(decoding: established, as: UTF8.self) == "HTTP/1.1 200 Connection established\r\n\r\n")
-        #expect(leftover == clientHello)
-        #expect(context.startedAt == 1_000_000)
-        #expect(session.isFinished)
     }
 
     @Test func auditFailureRelaysNothing() throws {
@@ -165,11 +169,18 @@ import Testing
         _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
         let a = IPAddress.v4(IPv4Address(strict: "10.1.2.3")!)
         let b = IPAddress.v4(IPv4Address(strict: "10.1.2.4")!)
-        #expect(session.handle(.resolved([a, b]), now: 2) == [.connect(a, port: 80)])
+        let opening = session.handle(.resolved([a, b]), now: 2)
+        #expect(Self.auditEntries(opening).map(\.event) == [.tunnelOpen])
+        #expect(opening.last == .connect(a, port: 80))
         #expect(session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3) == [.connect(b, port: 80)])
         let actions = session.handle(.upstreamConnectFailed(.upstreamTimeout), now: 4)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 504") == true)
-        #expect(Self.auditEntries(actions).first?.resolved == "10.1.2.4:80")
+        // The open row was written, so the failure is its close row: every open has one close.
+        let close = try #require(Self.auditEntries(actions).first)
+        #expect(close.event == .tunnelClose)
+        #expect(close.reason == .upstreamTimeout)
+        #expect(close.status == 504)
+        #expect(close.resolved == "10.1.2.4:80")
     }
 
     @Test func resolveFailureIs502() throws {
