@@ -10,6 +10,9 @@ public final class TCPListener: @unchecked Sendable {
     private let queue: DispatchQueue
     private var source: DispatchSourceRead?
     private var suspendedForFDs = false
+    /// Set by `stop()` or `detachFD()`: the fd is closed or no longer ours, and its number
+    /// may already belong to another file.
+    private var released = false
     public let localAddress: SocketAddress
 
     /// Binds and listens (SO_REUSEADDR; IPv6 sockets are IPv6-only).
@@ -54,6 +57,8 @@ public final class TCPListener: @unchecked Sendable {
     /// Stops accepting and closes the socket (in the source's cancel handler, never before it).
     public func stop() {
         queue.sync {
+            guard !released else { return }
+            released = true
             guard let source else {
                 close(fd)
                 return
@@ -70,7 +75,8 @@ public final class TCPListener: @unchecked Sendable {
     /// Gives up ownership of a listener that was never started (for a caller doing its own accept).
     public func detachFD() -> Int32 {
         queue.sync {
-            precondition(source == nil, "detachFD after start")
+            precondition(source == nil && !released, "detachFD after start, stop or detachFD")
+            released = true
             return fd
         }
     }
