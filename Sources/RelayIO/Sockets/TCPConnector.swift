@@ -22,6 +22,10 @@ public final class ConnectAttempt: @unchecked Sendable {
     private var timer: LoopTimer?
     /// Whether the fd goes to the caller (success) or is closed (failure, cancel).
     private var handOver = false
+    /// A success waiting for the write source's cancel handler: libdispatch still has the
+    /// fd registered until then, and a caller that closed it at once would leave that
+    /// registration on the number, so the next socket to reuse it would never get an event.
+    private var pendingHandOver: (@Sendable (Result<Int32, IOError>) -> Void)?
 
     init(loop: EventLoop, completion: @escaping @Sendable (Result<Int32, IOError>) -> Void) {
         self.loop = loop
@@ -33,6 +37,7 @@ public final class ConnectAttempt: @unchecked Sendable {
     public func cancel() {
         loop.preconditionInLoop()
         completion = nil
+        pendingHandOver = nil
         teardown()
     }
 
@@ -56,7 +61,12 @@ public final class ConnectAttempt: @unchecked Sendable {
         source.setEventHandler { [self] in connected(address) }
         let socketFD = fd
         source.setCancelHandler { [self] in
-            if !handOver { close(socketFD) }
+            if handOver, let deliver = pendingHandOver {
+                pendingHandOver = nil
+                deliver(.success(socketFD))
+            } else {
+                close(socketFD)
+            }
         }
         self.source = source
         source.resume()
@@ -83,6 +93,11 @@ public final class ConnectAttempt: @unchecked Sendable {
         self.completion = nil
         if case .success = result {
             handOver = true
+            if source != nil {
+                // Delivered by the source's cancel handler, once the fd is unregistered.
+                pendingHandOver = completion
+                return teardown()
+            }
         }
         teardown()
         completion(result)
