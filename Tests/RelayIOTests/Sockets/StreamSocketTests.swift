@@ -161,6 +161,52 @@ extension RelayIOSuite {
             loop.queue.sync { socket.close() }
         }
 
+        /// A writer that never empties (the caller tops it up below its high-water mark while
+        /// the peer keeps reading) must not keep the chunks the kernel already took: memory
+        /// follows pendingBytes, not the bytes ever written.
+        @Test func aWriterThatNeverEmptiesDoesNotKeepWrittenChunks() throws {
+            let pair = try LoopbackPair.make(peerReceiveBuffer: 64 * 1024, localSendBuffer: 64 * 1024)
+            defer { close(pair.peer) }
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let writer = BufferedWriter(socket: socket)
+            let total = 128 * 1024 * 1024
+            let chunk = 64 * 1024
+            let enqueued = Shared(0)
+            let drainedEarly = Shared(0)
+            let residentBefore = Self.residentBytes()
+            let residentPeak = Shared(residentBefore)
+            let topUp = DispatchSource.makeTimerSource(queue: loop.queue)
+            topUp.schedule(deadline: .now(), repeating: .milliseconds(1))
+            topUp.setEventHandler {
+                writer.onDrained = { if enqueued.value < total { drainedEarly.update { $0 += 1 } } }
+                while writer.pendingBytes < 8 * 1024 * 1024 && enqueued.value < total {
+                    writer.enqueue([UInt8](repeating: 0x42, count: chunk))
+                    enqueued.update { $0 += chunk }
+                }
+                let resident = Self.residentBytes()
+                residentPeak.update { $0 = max($0, resident) }
+            }
+            topUp.resume()
+            defer { topUp.cancel() }
+            // Reads 64 KiB a millisecond: 8 MiB queued outlasts any hiccup of the 1 ms top-up.
+            let reader = Worker { Peer.receive(pair.peer, expected: nil, limit: total, chunk: 64 * 1024) { usleep(1_000) } }
+            let received = try #require(reader.join(.seconds(60)))
+            topUp.cancel()
+            #expect(received.count == total)
+            #expect(drainedEarly.value == 0, "the queue emptied \(drainedEarly.value) times: the test did not keep it busy")
+            let growth = residentPeak.value - residentBefore
+            print("buffered writer: \(total >> 20) MiB through a never-empty queue, resident grew \(growth >> 20) MiB")
+            #expect(growth < 64 * 1024 * 1024, "resident memory grew \(growth >> 20) MiB while at most ~8 MiB were pending")
+            loop.queue.sync { socket.close() }
+        }
+
+        static func residentBytes() -> Int {
+            guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+            let fields = text.split(separator: " ")
+            return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+        }
+
         @Test func writingToAResetPeerReportsOneErrorLater() throws {
             let pair = try LoopbackPair.make()
             let loop = group.next()
