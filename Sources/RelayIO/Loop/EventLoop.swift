@@ -69,6 +69,22 @@ public final class EventLoop: @unchecked Sendable {
         done.wait()
     }
 
+    /// Runs `work` on this loop and returns its result, waiting for it (tests and shutdown
+    /// paths; never from another loop, which could deadlock two loops on each other).
+    public func sync<T>(_ work: () -> T) -> T {
+        if inLoop { return work() }
+        return withoutActuallyEscaping(work) { escapable in
+            let box = SyncBox(escapable)
+            let done = DispatchSemaphore(value: 0)
+            execute {
+                box.run()
+                done.signal()
+            }
+            done.wait()
+            return box.result!
+        }
+    }
+
     /// Crashes in debug builds when called off this loop: loop-confined state is not locked.
     public func preconditionInLoop() {
         #if DEBUG
@@ -161,6 +177,22 @@ public final class EventLoop: @unchecked Sendable {
             return taken
         }
         for task in tasks { task() }
+    }
+}
+
+/// Carries a caller's non-escaping closure to the loop and its result back. The closure is
+/// dropped before the caller is released, so it never outlives `withoutActuallyEscaping`.
+private final class SyncBox<T>: @unchecked Sendable {
+    private var work: (() -> T)?
+    var result: T?
+
+    init(_ work: @escaping () -> T) {
+        self.work = work
+    }
+
+    func run() {
+        result = work?()
+        work = nil
     }
 }
 

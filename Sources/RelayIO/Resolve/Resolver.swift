@@ -14,8 +14,8 @@ public final class Resolver: Sendable {
 
     private struct State {
         var running = 0
+        /// Lookups admitted and not yet started, oldest first (at most `maxWaiting`).
         var waiting: [Job] = []
-        var firstWaiting = 0
     }
 
     private let threads: Int
@@ -38,7 +38,7 @@ public final class Resolver: Sendable {
                 state.running += 1
                 return true
             }
-            if state.waiting.count - state.firstWaiting < maxWaiting {
+            if state.waiting.count < maxWaiting {
                 state.waiting.append(job)
                 return false
             }
@@ -56,15 +56,13 @@ public final class Resolver: Sendable {
         while true {
             job.completion(Self.lookup(job.host, port: job.port))
             let next: Job? = state.withLock { state in
-                guard state.firstWaiting < state.waiting.count else {
+                guard !state.waiting.isEmpty else {
                     state.running -= 1
-                    state.waiting.removeAll(keepingCapacity: true)
-                    state.firstWaiting = 0
                     return nil
                 }
-                let job = state.waiting[state.firstWaiting]
-                state.firstWaiting += 1
-                return job
+                // Removed, not skipped over: a queue that never empties must not keep every
+                // finished job (and what its completion captured) alive.
+                return state.waiting.removeFirst()
             }
             guard let next else { return }
             job = next

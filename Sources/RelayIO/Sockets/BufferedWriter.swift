@@ -54,8 +54,15 @@ public final class BufferedWriter: @unchecked Sendable {
                 socket.whenWritable { [weak self] in self?.flush() }
                 return
             }
+            // The kernel has this chunk: release it now, not when the queue next empties (a
+            // queue that is topped up below its high-water mark may never empty).
+            chunks[firstChunk] = []
             firstChunk += 1
             offsetInFirst = 0
+            if firstChunk * 2 >= chunks.count {
+                chunks.removeFirst(firstChunk)
+                firstChunk = 0
+            }
         }
         chunks.removeAll(keepingCapacity: false)
         firstChunk = 0

@@ -1,5 +1,6 @@
 import CRelayShims
 import Glibc
+import Synchronization
 
 /// A listening socket on one loop. Drains the backlog per readiness event and hands each
 /// nonblocking fd out; backs off briefly when the process is out of descriptors.
@@ -9,6 +10,9 @@ public final class TCPListener: @unchecked Sendable {
     private var loop: EventLoop?
     private var registration: IORegistration?
     private var backoff: LoopTimer?
+    /// Set once the fd is closed or handed away: a second stop() must not close whatever
+    /// now has that number.
+    private let released = Atomic<Bool>(false)
     public let localAddress: SocketAddress
 
     /// Binds and listens (SO_REUSEADDR; IPv6 sockets are IPv6-only).
@@ -50,6 +54,7 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Stops accepting and closes the socket; waits for the loop when called from elsewhere.
     public func stop() {
+        guard !released.exchange(true, ordering: .relaxed) else { return }
         guard let loop else {
             close(fd)
             return
@@ -66,6 +71,7 @@ public final class TCPListener: @unchecked Sendable {
     /// Gives up ownership of a listener that was never started (for a caller doing its own accept).
     public func detachFD() -> Int32 {
         precondition(loop == nil, "detachFD after start")
+        precondition(!released.exchange(true, ordering: .relaxed), "detachFD after stop or detach")
         return fd
     }
 

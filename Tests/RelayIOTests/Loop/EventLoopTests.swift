@@ -1,0 +1,133 @@
+import Dispatch
+import Glibc
+import RelayIO
+import Testing
+
+extension RelayIOSuite {
+    @Suite struct EventLoopTests {
+        @Test func nextIsRoundRobin() {
+            let group = EventLoopGroup(count: 3)
+            #expect((0..<7).map { _ in group.next().index } == [0, 1, 2, 0, 1, 2, 0])
+            #expect(group.loops.map(\.index) == [0, 1, 2])
+        }
+
+        @Test func nextSpreadsEvenlyAcrossThreads() {
+            let group = EventLoopGroup(count: 4)
+            let counts = Shared([0, 0, 0, 0])
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                var local = [0, 0, 0, 0]
+                for _ in 0..<1000 { local[group.next().index] += 1 }
+                counts.update { total in for i in 0..<4 { total[i] += local[i] } }
+            }
+            #expect(counts.value == [1000, 1000, 1000, 1000])
+        }
+
+        @Test func executeRunsInOrderOnTheLoopQueue() {
+            let loop = EventLoopGroup(count: 1).next()
+            let order = Shared<[Int]>([])
+            let done = Latch<Bool>()
+            for i in 0..<100 {
+                loop.execute {
+                    precondition(loop.inLoop)
+                    loop.preconditionInLoop()
+                    order.update { $0.append(i) }
+                    if i == 99 { done.set(true) }
+                }
+            }
+            #expect(done.wait() == true)
+            #expect(order.value == Array(0..<100))
+        }
+
+        @Test func aTimerFiresOnceOnItsLoop() {
+            let loop = EventLoopGroup(count: 1).next()
+            let fired = Shared<[UInt64]>([])
+            let scheduled = monotonicNanos()
+            let timer = loop.scheduleTimer(after: .milliseconds(50)) {
+                precondition(loop.inLoop)
+                fired.update { $0.append(monotonicNanos()) }
+            }
+            #expect(eventually { !fired.value.isEmpty })
+            usleep(200_000)
+            let times = fired.value
+            #expect(times.count == 1)
+            if let first = times.first {
+                #expect(first - scheduled >= 40_000_000, "fired after \((first - scheduled) / 1_000_000) ms")
+            }
+            timer.cancel()  // after firing: harmless
+        }
+
+        @Test func cancelPreventsFiring() {
+            let loop = EventLoopGroup(count: 1).next()
+            let fired = Shared(0)
+            let timer = loop.scheduleTimer(after: .milliseconds(30)) { fired.update { $0 += 1 } }
+            timer.cancel()
+            timer.cancel()
+            // A control timer proves the loop ran past the cancelled deadline.
+            let control = Latch<Bool>()
+            let later = loop.scheduleTimer(after: .milliseconds(150)) { control.set(true) }
+            #expect(control.wait() == true)
+            #expect(fired.value == 0)
+            _ = later
+        }
+
+        @Test func droppingTheHandleCancels() {
+            let loop = EventLoopGroup(count: 1).next()
+            let fired = Shared(0)
+            do {
+                _ = loop.scheduleTimer(after: .milliseconds(30)) { fired.update { $0 += 1 } }
+            }
+            let control = Latch<Bool>()
+            let later = loop.scheduleTimer(after: .milliseconds(150)) { control.set(true) }
+            #expect(control.wait() == true)
+            #expect(fired.value == 0)
+            _ = later
+        }
+
+        @Test func aZeroDelayTimerFires() {
+            let loop = EventLoopGroup(count: 1).next()
+            let fired = Latch<Bool>()
+            let timer = loop.scheduleTimer(after: .zero) { fired.set(true) }
+            #expect(fired.wait() == true)
+            _ = timer
+        }
+
+        @Test func monotonicNanosNeverGoesBack() {
+            var previous = monotonicNanos()
+            for _ in 0..<10_000 {
+                let now = monotonicNanos()
+                #expect(now >= previous)
+                previous = now
+            }
+            let before = monotonicNanos()
+            usleep(10_000)
+            #expect(monotonicNanos() - before >= 10_000_000)
+        }
+    }
+
+    @Suite struct SocketAddressTests {
+        @Test func parsesLiteralsAndPrints() throws {
+            let v4 = try #require(SocketAddress(ip: "10.1.2.3", port: 8080))
+            #expect(v4.family == AF_INET)
+            #expect(v4.ipBytes == [10, 1, 2, 3])
+            #expect(v4.description == "10.1.2.3:8080")
+            let v6 = try #require(SocketAddress(ip: "2001:db8::1", port: 443))
+            #expect(v6.family == AF_INET6)
+            #expect(v6.ipBytes.count == 16)
+            #expect(v6.description == "[2001:db8::1]:443")
+            #expect(SocketAddress(ip: "localhost", port: 1) == nil)
+            #expect(SocketAddress(ip: "[::1]", port: 1) == nil)
+            #expect(SocketAddress(ip: "1.2.3", port: 1) == nil)
+        }
+
+        @Test func sockaddrRoundTrips() throws {
+            for text in ["127.0.0.1", "0.0.0.0", "::1", "fe80::1", "255.255.255.255"] {
+                let address = try #require(SocketAddress(ip: text, port: 65535))
+                let back = address.withSockAddr { pointer, length in
+                    SocketAddress(storage: UnsafeRawPointer(pointer))
+                }
+                #expect(back == address)
+                #expect(back?.ipString == text)
+            }
+        }
+    }
+}

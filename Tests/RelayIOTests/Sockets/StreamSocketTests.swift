@@ -1,0 +1,265 @@
+import Dispatch
+import Glibc
+import RelayIO
+import Testing
+
+/// A StreamSocket over a loopback pair that records what its read events deliver.
+final class ReadingSocket: @unchecked Sendable {
+    let pair: LoopbackPair
+    let loop: EventLoop
+    let socket: StreamSocket
+    let inode: UInt64
+    let bytes = Shared<[UInt8]>([])
+    let eof = Shared(false)
+    let events = Shared(0)
+
+    init(loop: EventLoop) throws {
+        pair = try LoopbackPair.make()
+        self.loop = loop
+        socket = StreamSocket(fd: pair.local, loop: loop)
+        inode = try #require(Descriptors.inode(of: pair.local))
+    }
+
+    /// Call on the loop: reads until `.wouldBlock` per event, pauses at EOF.
+    func startReading() {
+        socket.startReading { [self] in
+            events.update { $0 += 1 }
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                switch buffer.withUnsafeMutableBytes({ socket.read(into: $0) }) {
+                case .bytes(let count):
+                    bytes.update { $0 += buffer[..<count] }
+                case .wouldBlock:
+                    return
+                case .eof, .error:
+                    eof.update { $0 = true }
+                    socket.pauseReading()
+                    return
+                }
+            }
+        }
+    }
+}
+
+extension RelayIOSuite {
+    @Suite struct StreamSocketTests {
+        let group = EventLoopGroup(count: 1)
+
+        @Test func readsUntilEOF() throws {
+            let reading = try ReadingSocket(loop: group.next())
+            let (pair, loop, socket, inode, bytes, eof) = (reading.pair, reading.loop, reading.socket, reading.inode,
+                                                          reading.bytes, reading.eof)
+            defer { close(pair.peer) }
+            loop.sync { reading.startReading() }
+            let payload = Pattern.bytes(300_000, seed: 3)
+            #expect(Peer.sendAll(pair.peer, payload) == 0)
+            _ = shutdown(pair.peer, Int32(SHUT_WR))
+            #expect(eventually { eof.value })
+            #expect(bytes.value == payload)
+            loop.sync { socket.close() }
+            #expect(Descriptors.waitUntilClosed(inode))
+        }
+
+        @Test func pauseAndResumeAreIdempotentAndPauseStopsEvents() throws {
+            let reading = try ReadingSocket(loop: group.next())
+            let (pair, loop, socket, inode, bytes, events) = (reading.pair, reading.loop, reading.socket, reading.inode,
+                                                             reading.bytes, reading.events)
+            defer { close(pair.peer) }
+            loop.sync {
+                socket.pauseReading()  // before any source: nothing to pause
+                socket.resumeReading()
+                reading.startReading()
+                socket.pauseReading()
+                socket.pauseReading()
+            }
+            #expect(Peer.sendAll(pair.peer, Array("while paused".utf8)) == 0)
+            usleep(100_000)
+            #expect(events.value == 0, "a paused socket delivered a read event")
+            loop.sync {
+                socket.resumeReading()
+                socket.resumeReading()
+            }
+            #expect(eventually { bytes.value == Array("while paused".utf8) })
+            // Closing while paused must still cancel the (suspended) source and close the fd.
+            loop.sync {
+                socket.pauseReading()
+                socket.close()
+                socket.close()
+            }
+            #expect(Descriptors.waitUntilClosed(inode), "close() while paused leaked the fd")
+            #expect(Peer.recvOnce(pair.peer) == 0)
+        }
+
+        @Test func closeWithReadAndWriteSourcesReleasesTheDescriptor() throws {
+            let pair = try LoopbackPair.make(peerReceiveBuffer: 16 * 1024, localSendBuffer: 16 * 1024)
+            defer { close(pair.peer) }
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let inode = try #require(Descriptors.inode(of: pair.local))
+            let writer = BufferedWriter(socket: socket)
+            loop.sync {
+                socket.startReading {}
+                socket.pauseReading()
+                writer.enqueue(Pattern.bytes(2 * 1024 * 1024, seed: 4))  // leaves a write source waiting
+                #expect(writer.pendingBytes > 0)
+            }
+            loop.sync { socket.close() }
+            #expect(Descriptors.waitUntilClosed(inode), "close() leaked the fd")
+        }
+
+        @Test func detachFDCancelsSourcesButKeepsTheDescriptorOpen() throws {
+            let pair = try LoopbackPair.make()
+            defer { close(pair.peer) }
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let inode = try #require(Descriptors.inode(of: pair.local))
+            let events = Shared(0)
+            let fd = loop.sync {
+                socket.startReading { events.update { $0 += 1 } }
+                return socket.detachFD()
+            }
+            #expect(fd == pair.local)
+            #expect(Peer.sendAll(pair.peer, [1, 2, 3]) == 0)
+            usleep(100_000)
+            loop.sync {}
+            #expect(events.value == 0, "a detached socket still delivers events")
+            #expect(Descriptors.isOpenSocket(inode), "detachFD closed the descriptor it handed over")
+            var buffer = [UInt8](repeating: 0, count: 8)
+            #expect(recv(fd, &buffer, 8, 0) == 3)
+            close(fd)
+        }
+
+        /// 4 MiB to a peer that does not read yet: most of it queues, then drains once read.
+        @Test func bufferedWriterQueuesForASlowReaderAndReportsDrainedOnce() throws {
+            let pair = try LoopbackPair.make(peerReceiveBuffer: 64 * 1024, localSendBuffer: 64 * 1024)
+            defer { close(pair.peer) }
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let writer = BufferedWriter(socket: socket)
+            let drained = Shared(0)
+            let errors = Shared(0)
+            let payload = Pattern.bytes(4 * 1024 * 1024, seed: 9)
+            let pendingAfterEnqueue = loop.sync {
+                writer.onDrained = { drained.update { $0 += 1 } }
+                writer.onError = { _ in errors.update { $0 += 1 } }
+                writer.enqueue(Array(payload[..<(1024 * 1024)]))
+                writer.enqueue(Array(payload[(1024 * 1024)...]))
+                return writer.pendingBytes
+            }
+            #expect(pendingAfterEnqueue > 2 * 1024 * 1024, "the kernel took \(4 * 1024 * 1024 - pendingAfterEnqueue) bytes at once")
+            #expect(pendingAfterEnqueue <= payload.count)
+            usleep(50_000)
+            #expect(drained.value == 0)
+            let received = Peer.receive(pair.peer, expected: payload, limit: payload.count)
+            #expect(received.count == payload.count)
+            #expect(received.firstMismatch == nil)
+            #expect(eventually { drained.value == 1 })
+            usleep(50_000)
+            #expect(drained.value == 1)
+            #expect(loop.sync { writer.pendingBytes } == 0)
+            #expect(errors.value == 0)
+            loop.sync { socket.close() }
+        }
+
+        /// A writer that never empties (the caller tops it up below its high-water mark while
+        /// the peer keeps reading) must not keep the chunks the kernel already took: memory
+        /// follows pendingBytes, not the bytes ever written.
+        @Test func aWriterThatNeverEmptiesDoesNotKeepWrittenChunks() throws {
+            let pair = try LoopbackPair.make(peerReceiveBuffer: 64 * 1024, localSendBuffer: 64 * 1024)
+            defer { close(pair.peer) }
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let writer = BufferedWriter(socket: socket)
+            let total = 128 * 1024 * 1024
+            let chunk = 64 * 1024
+            let enqueued = Shared(0)
+            let drainedEarly = Shared(0)
+            let residentBefore = Self.residentBytes()
+            let residentPeak = Shared(residentBefore)
+            let topUp = LoopRepeater(loop: loop, every: .milliseconds(1)) {
+                writer.onDrained = { if enqueued.value < total { drainedEarly.update { $0 += 1 } } }
+                while writer.pendingBytes < 8 * 1024 * 1024 && enqueued.value < total {
+                    writer.enqueue([UInt8](repeating: 0x42, count: chunk))
+                    enqueued.update { $0 += chunk }
+                }
+                let resident = Self.residentBytes()
+                residentPeak.update { $0 = max($0, resident) }
+            }
+            defer { topUp.cancel() }
+            // Reads 64 KiB a millisecond: 8 MiB queued outlasts any hiccup of the 1 ms top-up.
+            let reader = Worker { Peer.receive(pair.peer, expected: nil, limit: total, chunk: 64 * 1024) { usleep(1_000) } }
+            let received = try #require(reader.join(.seconds(60)))
+            topUp.cancel()
+            #expect(received.count == total)
+            #expect(drainedEarly.value == 0, "the queue emptied \(drainedEarly.value) times: the test did not keep it busy")
+            let growth = residentPeak.value - residentBefore
+            print("buffered writer: \(total >> 20) MiB through a never-empty queue, resident grew \(growth >> 20) MiB")
+            #expect(growth < 64 * 1024 * 1024, "resident memory grew \(growth >> 20) MiB while at most ~8 MiB were pending")
+            loop.sync { socket.close() }
+        }
+
+        static func residentBytes() -> Int {
+            guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+            let fields = text.split(separator: " ")
+            return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+        }
+
+        @Test func writingToAResetPeerReportsOneErrorLater() throws {
+            let pair = try LoopbackPair.make()
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let writer = BufferedWriter(socket: socket)
+            let errors = Shared<[Int32]>([])
+            Peer.setLinger0(pair.peer)
+            close(pair.peer)
+            // Wait until our side has taken the reset in.
+            #expect(eventually {
+                var poller = pollfd(fd: pair.local, events: Int16(POLLIN), revents: 0)
+                return poll(&poller, 1, 0) == 1 && poller.revents & Int16(POLLERR | POLLHUP) != 0
+            })
+            let reportedDuringEnqueue = loop.sync {
+                writer.onError = { error in errors.update { $0.append(error.errno) } }
+                writer.enqueue(Array("after the reset".utf8))
+                let during = errors.value.count
+                writer.enqueue(Array("and again".utf8))
+                return during
+            }
+            #expect(reportedDuringEnqueue == 0, "onError ran inside enqueue")
+            #expect(eventually { !errors.value.isEmpty })
+            usleep(50_000)
+            loop.sync { writer.enqueue([1]) }
+            usleep(50_000)
+            let seen = errors.value
+            #expect(seen.count == 1)
+            #expect(seen.allSatisfy { $0 == ECONNRESET || $0 == EPIPE }, "errno \(seen)")
+            #expect(loop.sync { writer.pendingBytes } == 0)
+            loop.sync { socket.close() }
+        }
+
+        /// The reset arrives while bytes are queued: the failure comes from the flush.
+        @Test func aResetWhileBytesAreQueuedReportsOneError() throws {
+            let pair = try LoopbackPair.make(peerReceiveBuffer: 16 * 1024, localSendBuffer: 16 * 1024)
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let writer = BufferedWriter(socket: socket)
+            let errors = Shared<[Int32]>([])
+            let drained = Shared(0)
+            loop.sync {
+                writer.onError = { error in errors.update { $0.append(error.errno) } }
+                writer.onDrained = { drained.update { $0 += 1 } }
+                writer.enqueue(Pattern.bytes(1024 * 1024, seed: 10))
+                #expect(writer.pendingBytes > 0)
+            }
+            _ = Peer.recvOnce(pair.peer)
+            Peer.setLinger0(pair.peer)
+            close(pair.peer)
+            #expect(eventually { !errors.value.isEmpty })
+            usleep(50_000)
+            #expect(errors.value.count == 1)
+            #expect(errors.value.allSatisfy { $0 == ECONNRESET || $0 == EPIPE }, "errno \(errors.value)")
+            #expect(drained.value == 0)
+            #expect(loop.sync { writer.pendingBytes } == 0)
+            loop.sync { socket.close() }
+        }
+    }
+}
