@@ -1,0 +1,64 @@
+/// Byte-level pieces of the HTTP authentication grammar (RFC 9110 §5.6, §11) shared by the
+/// header, auth-param and Basic parsers.
+enum AuthSyntax {
+    /// tchar: `!#$%&'*+-.^_`|~`, DIGIT, ALPHA.
+    static func isTokenChar(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"),
+             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// token68 characters before the trailing `=`: ALPHA, DIGIT, `-._~+/`.
+    static func isToken68Char(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
+             UInt8(ascii: "+"), UInt8(ascii: "/"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// OWS / BWS: SP or HTAB.
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09
+    }
+
+    static func skipWhitespace(_ bytes: ArraySlice<UInt8>, from start: Int) -> Int {
+        var index = start
+        while index < bytes.endIndex, isWhitespace(bytes[index]) { index += 1 }
+        return index
+    }
+
+    /// True when every byte of `bytes` is a token68 character, optionally followed by `=`s,
+    /// and there is at least one character before them.
+    static func isToken68(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var index = bytes.startIndex
+        while index < bytes.endIndex, isToken68Char(bytes[index]) { index += 1 }
+        guard index > bytes.startIndex else { return false }
+        while index < bytes.endIndex, bytes[index] == UInt8(ascii: "=") { index += 1 }
+        return index == bytes.endIndex
+    }
+
+    /// Lowercases ASCII letters only: scheme and parameter names are ASCII tokens, and
+    /// locale-aware lowercasing would make `I` something else in some locales.
+    static func asciiLowercased(_ text: String) -> String {
+        String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// True when `text` contains a C0 control, DEL or a C1 control.
+    static func containsControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }
+    }
+}

@@ -1,0 +1,157 @@
+/// Proxy Digest authentication (RFC 7616) with `qop=auth`: issues challenges and verifies
+/// responses against the stored HA1.
+///
+/// Nonces are stateless to verify (`DigestNonceSigner`) and expire after `nonceLifetime`;
+/// nonce-counts are tracked per issued nonce (`NonceCountTracker`) so a replayed request is
+/// refused. Only a response that proves knowledge of the password moves a nonce-count or
+/// earns `stale=true`: a guesser can neither burn a legitimate client's counts nor learn
+/// anything from the stale flag. Time is supplied by the caller in Unix seconds.
+///
+/// One authenticator serves a listener; it is `Sendable` and may be used from every loop.
+public struct DigestAuthenticator: Sendable {
+    /// Returns the raw `H(user:realm:password)` stored for a user, realm and algorithm, or
+    /// nil when the user is unknown. Called synchronously, once per verification.
+    public typealias HA1Lookup = (_ user: String, _ realm: String, _ algorithm: DigestAlgorithm) -> [UInt8]?
+    /// Maps a hex `H(user:realm)` (lowercase) back to the user name, or nil.
+    public typealias UserhashLookup = (_ userhash: String, _ realm: String, _ algorithm: DigestAlgorithm) -> String?
+
+    /// What a `digest` auth directive configures.
+    public struct Configuration: Sendable {
+        /// The protection space shown to users.
+        public var realm: String
+        /// Offered algorithms, strongest first; one challenge each.
+        public var algorithms: [DigestAlgorithm]
+        /// Seconds a nonce stays fresh.
+        public var nonceLifetime: UInt64
+        /// Secret for nonces and opaque, at least 32 bytes; share it between instances
+        /// behind one balancer, keep it across restarts to avoid a round of stale nonces.
+        public var serverKey: [UInt8]
+        /// Whether challenges invite `userhash=true`.
+        public var offerUserhash: Bool
+        /// Most nonces whose counts are remembered.
+        public var trackedNonces: Int
+
+        /// A configuration with the defaults: SHA-256 then MD5, 300 s nonces, userhash
+        /// offered, 65536 tracked nonces.
+        public init(realm: String,
+                    serverKey: [UInt8],
+                    algorithms: [DigestAlgorithm] = [.sha256, .md5],
+                    nonceLifetime: UInt64 = 300,
+                    offerUserhash: Bool = true,
+                    trackedNonces: Int = 65536) {
+            self.realm = realm
+            self.serverKey = serverKey
+            self.algorithms = algorithms
+            self.nonceLifetime = nonceLifetime
+            self.offerUserhash = offerUserhash
+            self.trackedNonces = trackedNonces
+        }
+    }
+
+    /// The configuration in force.
+    public let configuration: Configuration
+    private let signer: DigestNonceSigner
+    private let tracker: NonceCountTracker
+    private let opaque: String
+
+    /// An authenticator for `configuration`. The realm must be non-empty printable text and
+    /// the algorithm list non-empty without repeats.
+    public init(configuration: Configuration) {
+        precondition(!configuration.realm.isEmpty && !AuthSyntax.containsControl(configuration.realm)
+            && configuration.realm.utf8.count <= DigestCredentials.Bounds.realm, "invalid Digest realm")
+        precondition(!configuration.algorithms.isEmpty
+            && Set(configuration.algorithms).count == configuration.algorithms.count, "invalid Digest algorithm list")
+        precondition(configuration.nonceLifetime > 0, "Digest nonce lifetime must be positive")
+        self.configuration = configuration
+        signer = DigestNonceSigner(key: configuration.serverKey)
+        tracker = NonceCountTracker(capacity: configuration.trackedNonces)
+        // Derived from the key so every instance sharing the key sends the same value.
+        let opaqueKey = AuthCrypto.hmacSHA256(key: configuration.serverKey, data: Array("dynrelay digest opaque v1".utf8))
+        opaque = AuthCrypto.base64Encode(Array(opaqueKey.prefix(18)))
+    }
+
+    /// One challenge per offered algorithm, strongest first, sharing one newly issued
+    /// nonce. `stale` marks the answer to a `.stale` verification.
+    public func challenges(now: UInt64, stale: Bool = false) -> [DigestChallenge] {
+        let issued = signer.issue(now: now)
+        tracker.register(issued.id)
+        return configuration.algorithms.map {
+            DigestChallenge(realm: configuration.realm, nonce: issued.nonce, opaque: opaque, algorithm: $0,
+                            stale: stale, userhash: configuration.offerUserhash)
+        }
+    }
+
+    /// Verifies a `Proxy-Authorization` value; anything that does not parse as Digest
+    /// credentials fails with `bad-request`.
+    public func verify(_ authorization: ProxyAuthorization,
+                       method: String,
+                       requestTarget: String,
+                       now: UInt64,
+                       userForUserhash: UserhashLookup = { _, _, _ in nil },
+                       ha1: HA1Lookup) -> DigestVerification {
+        guard let credentials = try? DigestCredentials(authorization) else { return .failed(reason: .badRequest) }
+        return verify(credentials, method: method, requestTarget: requestTarget, now: now,
+                      userForUserhash: userForUserhash, ha1: ha1)
+    }
+
+    /// Verifies parsed credentials for a request with `method` and `requestTarget` (the
+    /// target exactly as on the request line, which `uri` must equal).
+    ///
+    /// `ha1` returns the raw `H(user:realm:password)` for the algorithm, or nil for an
+    /// unknown user. `userForUserhash` maps a hex `H(user:realm)` back to the user name;
+    /// the default knows none, so userhash logins then fail as `unknown-user`.
+    public func verify(_ credentials: DigestCredentials,
+                       method: String,
+                       requestTarget: String,
+                       now: UInt64,
+                       userForUserhash: UserhashLookup = { _, _, _ in nil },
+                       ha1: HA1Lookup) -> DigestVerification {
+        let algorithm = credentials.algorithm
+        // Byte comparisons: String's == would also accept canonically equivalent spellings.
+        guard configuration.algorithms.contains(algorithm),
+              credentials.realm.utf8.elementsEqual(configuration.realm.utf8),
+              credentials.uri.utf8.elementsEqual(requestTarget.utf8),
+              let returnedOpaque = credentials.opaque, returnedOpaque.utf8.elementsEqual(opaque.utf8),
+              !credentials.userhash || configuration.offerUserhash
+        else { return .failed(reason: .badRequest) }
+
+        let user: String?
+        if credentials.userhash {
+            let hash = AuthSyntax.asciiLowercased(credentials.username)
+            user = userForUserhash(hash, configuration.realm, algorithm)
+                .flatMap { algorithm.userhash(user: $0, realm: configuration.realm) == hash ? $0 : nil }
+        } else {
+            user = credentials.username
+        }
+        let storedHA1 = user.flatMap { ha1($0, configuration.realm, algorithm) }
+        if let storedHA1, storedHA1.count != algorithm.digestLength {
+            return .failed(reason: .internalError)
+        }
+        // An unknown user costs the same hashing as a known one, so response time does not
+        // tell which names exist.
+        let expected = Self.response(ha1: storedHA1 ?? [UInt8](repeating: 0, count: algorithm.digestLength),
+                                     method: method, credentials: credentials)
+        let matches = AuthCrypto.constantTimeEquals(expected, credentials.response)
+        guard let user, storedHA1 != nil else { return .failed(reason: .unknownUser) }
+        guard matches else { return .failed(reason: .badPassword) }
+
+        switch signer.check(credentials.nonce, now: now, lifetime: configuration.nonceLifetime) {
+        case .foreign, .expired:
+            return .stale
+        case .fresh(let id):
+            switch tracker.record(id, count: credentials.nonceCount) {
+            case .accepted: return .ok(user: user)
+            case .replayed: return .failed(reason: .replayedNonce)
+            case .unknown: return .stale
+            }
+        }
+    }
+
+    /// `H(hex(HA1) ":" nonce ":" nc ":" cnonce ":" qop ":" hex(H(method ":" uri)))`.
+    static func response(ha1: [UInt8], method: String, credentials: DigestCredentials) -> [UInt8] {
+        let algorithm = credentials.algorithm
+        let ha2 = algorithm.hexHash("\(method):\(credentials.uri)")
+        let data = "\(AuthHex.encode(ha1)):\(credentials.nonce):\(credentials.nonceCountText):\(credentials.cnonce):\(credentials.qop):\(ha2)"
+        return algorithm.hash(Array(data.utf8))
+    }
+}

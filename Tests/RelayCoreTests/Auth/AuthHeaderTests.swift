@@ -1,0 +1,101 @@
+import Testing
+@testable import RelayCore
+
+@Suite struct AuthHeaderTests {
+    @Test func parsesSchemeAndToken68() throws {
+        let basic = try ProxyAuthorization(parsing: "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
+        #expect(basic.hasScheme("basic") && basic.hasScheme("BASIC") && !basic.hasScheme("Digest"))
+        #expect(basic.token68 == "QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
+        #expect(basic.parameters == nil)
+
+        let bare = try ProxyAuthorization(parsing: "  Negotiate \t")
+        #expect(bare.scheme == "Negotiate" && bare.credentials == .none)
+
+        let spaced = try ProxyAuthorization(parsing: "NTLM   TlRMTVNTUAABAAAAB4IIAAAAAAAAAAAAAAAAAAAAAAA=")
+        #expect(spaced.token68 == "TlRMTVNTUAABAAAAB4IIAAAAAAAAAAAAAAAAAAAAAAA=")
+    }
+
+    @Test func parsesAuthParamsWithQuotingAndEscapes() throws {
+        let header = try ProxyAuthorization(parsing: #"Digest  username="Mu\"fa\\sa" , Realm = "a, b",nc=00000001,, qop=auth, empty="""#)
+        let params = try #require(header.parameters)
+        #expect(params["username"] == #"Mu"fa\sa"#)
+        #expect(params["REALM"] == "a, b")
+        #expect(params["nc"] == "00000001")
+        #expect(params.parameter("qop")?.wasQuoted == false)
+        #expect(params["empty"] == "")
+        #expect(params.parameters.map(\.name) == ["username", "realm", "nc", "qop", "empty"])
+        // obs-text is carried through when it is valid UTF-8.
+        let utf8 = try ProxyAuthorization(parsing: "Digest username=\"Jäsøn\"")
+        #expect(utf8.parameters?["username"] == "Jäsøn")
+    }
+
+    @Test(arguments: [
+        "", "   ", "\"Basic\" abc", "Basic\tabc", "Ba(sic abc",          // scheme
+        "Digest a=", "Digest =b", "Digest a=b c=d",             // structure (a= is token68 though)
+        "Digest a=\"unterminated", "Digest a=\"bad\\", "Digest a=\"x\u{1}y\"", // quoted-string
+        "Digest a=b,c", "Digest a=b;c=d", "Digest a=\"x\"y",
+    ])
+    func refusesMalformedValues(_ value: String) {
+        if value == "Digest a=" {
+            // A lone "a=" is a token68; Digest decoding then refuses it.
+            #expect(throws: AuthError.malformedHeader) { try DigestCredentials(ProxyAuthorization(parsing: value)) }
+            return
+        }
+        #expect(throws: AuthError.self) { try ProxyAuthorization(parsing: value) }
+    }
+
+    @Test func refusesDuplicateParametersWhateverTheirCase() {
+        #expect(throws: AuthError.duplicateParameter("nonce")) {
+            try ProxyAuthorization(parsing: #"Digest nonce="a", NONCE="b""#)
+        }
+    }
+
+    @Test func boundsLengthAndParameterCount() throws {
+        let long = "Basic " + String(repeating: "A", count: ProxyAuthorization.defaultMaxLength)
+        #expect(throws: AuthError.tooLarge) { try ProxyAuthorization(parsing: long) }
+        let many = "Digest " + (0..<33).map { "p\($0)=v" }.joined(separator: ", ")
+        #expect(throws: AuthError.tooManyParameters) { try ProxyAuthorization(parsing: many) }
+        let enough = "Digest " + (0..<32).map { "p\($0)=v" }.joined(separator: ", ")
+        #expect(try ProxyAuthorization(parsing: enough).parameters?.parameters.count == 32)
+    }
+
+    @Test func refusesQuotedInvalidUTF8() {
+        // A Swift String is always valid UTF-8, so the bad byte goes to the list parser as bytes.
+        let bytes = Array("a=\"".utf8) + [0xC3] + Array("\"".utf8)
+        #expect(throws: AuthError.badParameter("a")) { try AuthParameters(parsing: bytes[...], maxCount: 4) }
+    }
+}
+
+@Suite struct AuthBasicTests {
+    @Test func decodesRFC7617Example() throws {
+        let credentials = try BasicCredentials(ProxyAuthorization(parsing: "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="))
+        #expect(credentials.user == "Aladdin" && credentials.password == "open sesame")
+        #expect(!credentials.description.contains("open sesame"))
+        #expect(!String(reflecting: credentials).contains("open sesame"))
+    }
+
+    @Test func keepsColonsInThePasswordAndAcceptsUTF8() throws {
+        let token = AuthCrypto.base64Encode(Array("tëst:pa:ss:".utf8))
+        let credentials = try BasicCredentials(token68: token)
+        #expect(credentials.user == "tëst" && credentials.password == "pa:ss:")
+        #expect(try BasicCredentials(token68: AuthCrypto.base64Encode(Array("u:".utf8))).password == "")
+    }
+
+    @Test func refusesBadCredentials() {
+        func token(_ bytes: [UInt8]) -> String { AuthCrypto.base64Encode(bytes) }
+        #expect(throws: AuthError.badCredentials) { try BasicCredentials(token68: token(Array("nocolon".utf8))) }
+        #expect(throws: AuthError.badCredentials) { try BasicCredentials(token68: token(Array(":pass".utf8))) }
+        #expect(throws: AuthError.badUTF8) { try BasicCredentials(token68: token([0x75, 0xC3, 0x3A, 0x70])) }
+        #expect(throws: AuthError.badUTF8) { try BasicCredentials(token68: token([0x75, 0x3A, 0xFF])) }
+        #expect(throws: AuthError.controlCharacter) { try BasicCredentials(token68: token(Array("u\u{7}:p".utf8))) }
+        #expect(throws: AuthError.controlCharacter) { try BasicCredentials(token68: token(Array("u:p\r\n".utf8))) }
+        #expect(throws: AuthError.controlCharacter) { try BasicCredentials(token68: token(Array("u\u{85}:p".utf8))) }
+        #expect(throws: AuthError.badBase64) { try BasicCredentials(token68: "dTpw=") }
+        #expect(throws: AuthError.tooLarge) {
+            try BasicCredentials(token68: token([UInt8](repeating: 0x61, count: 2000) + [0x3A]))
+        }
+        #expect(throws: AuthError.wrongScheme) { try BasicCredentials(ProxyAuthorization(parsing: "Digest dTpw")) }
+        #expect(throws: AuthError.malformedHeader) { try BasicCredentials(ProxyAuthorization(parsing: "Basic")) }
+        #expect(throws: AuthError.malformedHeader) { try BasicCredentials(ProxyAuthorization(parsing: "Basic a=b")) }
+    }
+}
