@@ -88,18 +88,6 @@ public struct AuditHashChain: Sendable {
     }
 }
 
-/// Drains OpenSSL's error queue into one line for a crash message.
-private func openSSLErrors() -> String {
-    var lines: [String] = []
-    while true {
-        let code = ERR_get_error()
-        if code == 0 { break }
-        var buffer = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &buffer, buffer.count)
-        lines.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-    }
-    return lines.isEmpty ? "no OpenSSL error queued" : lines.joined(separator: "; ")
-}
 
 /// The process-wide fetched SHA-256 digest and HMAC implementations. Fetched objects are
 /// immutable and reference-counted by OpenSSL, safe to share between threads.
@@ -111,24 +99,24 @@ private final class Algorithms: @unchecked Sendable {
 
     private init() {
         guard let md = EVP_MD_fetch(nil, "SHA256", nil) else {
-            fatalError("OpenSSL cannot fetch SHA256: \(openSSLErrors())")
+            fatalError("OpenSSL cannot fetch SHA256: \(drainOpenSSLErrors())")
         }
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
-            fatalError("OpenSSL cannot fetch HMAC: \(openSSLErrors())")
+            fatalError("OpenSSL cannot fetch HMAC: \(drainOpenSSLErrors())")
         }
         sha256Digest = md
         hmac = mac
     }
 
     func sha256(_ first: [UInt8], _ second: [UInt8], into digest: inout [UInt8]) {
-        guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: \(openSSLErrors())") }
+        guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: \(drainOpenSSLErrors())") }
         defer { EVP_MD_CTX_free(ctx) }
         var length: UInt32 = 0
         let ok = EVP_DigestInit_ex2(ctx, sha256Digest, nil) == 1
             && first.withUnsafeBytes { EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } == 1
             && second.withUnsafeBytes { EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } == 1
             && digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(ctx, $0.baseAddress, &length) } == 1
-        guard ok, length == 32 else { fatalError("SHA-256 failed: \(openSSLErrors())") }
+        guard ok, length == 32 else { fatalError("SHA-256 failed: \(drainOpenSSLErrors())") }
     }
 }
 
@@ -139,7 +127,7 @@ private final class HMACTemplate: @unchecked Sendable {
 
     init(key: [UInt8]) {
         guard let ctx = EVP_MAC_CTX_new(Algorithms.shared.hmac) else {
-            fatalError("EVP_MAC_CTX_new: \(openSSLErrors())")
+            fatalError("EVP_MAC_CTX_new: \(drainOpenSSLErrors())")
         }
         // OSSL_PARAM keeps both pointers until EVP_MAC_init reads them; a Swift string passed
         // straight in would only live for the construct call, so both are C copies.
@@ -160,7 +148,7 @@ private final class HMACTemplate: @unchecked Sendable {
         }
         guard ok == 1 else {
             EVP_MAC_CTX_free(ctx)
-            fatalError("HMAC-SHA-256 init failed: \(openSSLErrors())")
+            fatalError("HMAC-SHA-256 init failed: \(drainOpenSSLErrors())")
         }
         template = ctx
     }
@@ -170,13 +158,13 @@ private final class HMACTemplate: @unchecked Sendable {
     }
 
     func mac(_ first: [UInt8], _ second: [UInt8], into digest: inout [UInt8]) {
-        guard let ctx = EVP_MAC_CTX_dup(template) else { fatalError("EVP_MAC_CTX_dup: \(openSSLErrors())") }
+        guard let ctx = EVP_MAC_CTX_dup(template) else { fatalError("EVP_MAC_CTX_dup: \(drainOpenSSLErrors())") }
         defer { EVP_MAC_CTX_free(ctx) }
         var length = 0
         let capacity = digest.count
         let ok = first.withUnsafeBufferPointer { EVP_MAC_update(ctx, $0.baseAddress, $0.count) } == 1
             && second.withUnsafeBufferPointer { EVP_MAC_update(ctx, $0.baseAddress, $0.count) } == 1
             && digest.withUnsafeMutableBufferPointer { EVP_MAC_final(ctx, $0.baseAddress, &length, capacity) } == 1
-        guard ok, length == 32 else { fatalError("HMAC-SHA-256 failed: \(openSSLErrors())") }
+        guard ok, length == 32 else { fatalError("HMAC-SHA-256 failed: \(drainOpenSSLErrors())") }
     }
 }
