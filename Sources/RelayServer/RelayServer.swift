@@ -132,6 +132,7 @@ public final class RelayServer: Sendable {
     /// SIGHUP: re-read the config; on success new connections use it, established ones keep theirs.
     public func reload() {
         guard let configPath else { return }
+        SystemdNotifier.notify("RELOADING=1")
         do {
             let config = try ConfigFileLoader.load(path: configPath)
             shared.replaceSettings(Self.runtimeSettings(config))
@@ -139,6 +140,7 @@ public final class RelayServer: Sendable {
             SystemdNotifier.notify("READY=1\nSTATUS=relaying (reloaded)")
         } catch {
             logger.log(.error, "reload refused, keeping the running config: \(error)")
+            SystemdNotifier.notify("READY=1\nSTATUS=relaying (reload refused: see the log)")
         }
     }
 

@@ -128,3 +128,37 @@ extension IntegrationSuite {
         }
     }
 }
+
+extension IntegrationSuite.TunnelTests {
+    /// A CONNECT pipelined behind a keep-alive response that a slow client has not read yet:
+    /// the rest of that response, then the 200, then the tunnel, in order. (This once hit a
+    /// precondition: a client could crash the relay by reading slowly.)
+    @Test("CONNECT pipelined behind an unread response: response, 200, tunnel, in order")
+    func connectPipelinedBehindAnUnreadResponse() throws {
+        let origin = try HTTPOrigin()
+        let echo = try EchoServer()
+        let relay = try RelayProcess(config: RelayConfigText.proxy([
+            "server 127.0.0.1:\(origin.port)", "server 127.0.0.1:\(echo.port)",
+        ]))
+        defer { relay.stop() }
+        let size = 2 << 20
+        let socket = try TestSocket.connect(port: relay.proxyPort)
+        defer { socket.close() }
+        try socket.write("GET http://127.0.0.1:\(origin.port)/bytes/\(size) HTTP/1.1\r\nHost: x\r\n\r\n"
+                         + "CONNECT 127.0.0.1:\(echo.port) HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = String(decoding: try #require(try socket.readHead()), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(head)")
+        // Read slowly, so the relay still has response bytes queued when the CONNECT is ready.
+        var body: [UInt8] = []
+        while body.count < size {
+            body += try socket.readExactly(min(4096, size - body.count))
+            usleep(500)
+        }
+        #expect(body == PatternBytes.make(count: size, seed: HTTPOrigin.responseSeed), "response not byte-exact")
+        let established = String(decoding: try #require(try socket.readHead()), as: UTF8.self)
+        #expect(established == "HTTP/1.1 200 Connection established\r\n\r\n")
+        try socket.write("ping through the tunnel")
+        #expect(String(decoding: try socket.readExactly(23), as: UTF8.self) == "ping through the tunnel")
+        #expect(relay.isAlive, "stderr:\n\(relay.stderr)")
+    }
+}

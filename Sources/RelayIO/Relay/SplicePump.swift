@@ -74,8 +74,14 @@ public final class SplicePump: @unchecked Sendable {
 
     /// Takes ownership of both fds. `initialBytesAtoB`/`initialBytesBtoA` are written before
     /// anything spliced (e.g. a pipelined TLS ClientHello, and the `200` for the client).
+    /// `setNoDelay`: turn Nagle off on both sockets, for callers that did not already (a
+    /// relay forwards segments as they come; batching them only adds latency).
     public init(a: Int32, b: Int32, loop: EventLoop, pipes: PipePool,
-                initialBytesAtoB: [UInt8] = [], initialBytesBtoA: [UInt8] = []) {
+                initialBytesAtoB: [UInt8] = [], initialBytesBtoA: [UInt8] = [], setNoDelay: Bool = false) {
+        if setNoDelay {
+            SocketOptions.setInt(a, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            SocketOptions.setInt(b, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        }
         self.a = a
         self.b = b
         self.loop = loop

@@ -37,6 +37,22 @@ public final class BufferedWriter: @unchecked Sendable {
         }
     }
 
+    /// Removes and returns every byte not yet written, in order (for a caller handing the
+    /// socket to something else that must send them first).
+    public func takeUnsent() -> [UInt8] {
+        var unsent: [UInt8] = []
+        unsent.reserveCapacity(pendingBytes)
+        for index in firstChunk..<chunks.count {
+            let chunk = chunks[index]
+            unsent += index == firstChunk ? chunk[offsetInFirst...] : chunk[...]
+        }
+        chunks.removeAll(keepingCapacity: false)
+        firstChunk = 0
+        offsetInFirst = 0
+        pendingBytes = 0
+        return unsent
+    }
+
     private func flush() {
         while firstChunk < chunks.count {
             let chunk = chunks[firstChunk]

@@ -239,10 +239,13 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func startTunnel(_ tunnel: TunnelContext, established: [UInt8], leftover: [UInt8]) {
-        guard let socket = upstream, toClient.pendingBytes == 0 else {
-            // The session only tunnels from a quiet, connected state; anything else is a bug.
-            preconditionFailure("tunnel requested with queued client bytes or no upstream")
+        guard let socket = upstream else {
+            // The session only tunnels once connected; without an upstream there is nothing to relay.
+            return clientFailed(.internalError)
         }
+        // A CONNECT pipelined behind a keep-alive response may find that response still
+        // queued for a slow client: it goes out first, then the 200, then the tunnel.
+        let toClientFirst = toClient.takeUnsent() + established
         headerTimer?.cancel()
         headerTimer = nil
         finished = true
@@ -254,7 +257,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         toUpstream = nil
         // The connection count moves with the sockets: the relay releases it when it ends.
         TunnelRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD, clientLeftover: leftover,
-                    toClientFirst: established, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity).start()
+                    toClientFirst: toClientFirst, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity).start()
     }
 
     private func closeUpstream() {

@@ -89,7 +89,8 @@ final class ForwardConnection: @unchecked Sendable {
                 }
                 let tunnel = TunnelContext(target: target, resolved: resolved, rule: rule, startedAt: startedAt)
                 TunnelRelay(context: context, clientFD: fd, upstreamFD: upstreamFD, clientLeftover: [],
-                            toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity).start()
+                            toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity,
+                            setNoDelay: true).start()
             }
         }
     }

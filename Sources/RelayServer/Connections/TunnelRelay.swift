@@ -14,15 +14,18 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
     private let relayBytesToClient: UInt64
     private var abortReason: ReasonCode?
 
+    /// `setNoDelay`: the sockets come straight from accept/connect (static forwards) rather
+    /// than from a proxy connection that already tuned them.
     init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
-         tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity) {
+         tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, setNoDelay: Bool = false) {
         self.context = context
         self.tunnel = tunnel
         self.closeEvent = closeEvent
         self.identity = identity
         self.relayBytesToClient = UInt64(toClientFirst.count)
         self.pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
-                               initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst)
+                               initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
+                               setNoDelay: setNoDelay)
     }
 
     var lastActivity: UInt64 { pump.lastActivity }

@@ -204,6 +204,34 @@ extension RelayIOSuite {
             return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
         }
 
+        /// Handing a socket on (to a splice relay) must not lose or reorder what is queued.
+        @Test func takeUnsentReturnsExactlyTheBytesTheKernelDidNotTake() throws {
+            let pair = try LoopbackPair.make(peerReceiveBuffer: 4096, localSendBuffer: 4096)
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let writer = BufferedWriter(socket: socket)
+            let total = 1 << 20
+            let data = Pattern.bytes(total, seed: 0x7A)
+            let unsent = loop.sync { () -> [UInt8] in
+                for start in stride(from: 0, to: total, by: 64 * 1024) {
+                    writer.enqueue(Array(data[start..<min(start + 64 * 1024, total)]))
+                }
+                let pending = writer.pendingBytes
+                let taken = writer.takeUnsent()
+                precondition(writer.pendingBytes == 0)
+                return pending == taken.count ? taken : []
+            }
+            #expect(!unsent.isEmpty, "the peer never read, so most of 1 MiB must still be queued")
+            #expect(unsent.count < total)
+            let written = total - unsent.count
+            let received = Peer.receive(pair.peer, expected: Array(data[..<written]), limit: written)
+            #expect(received.count == written)
+            #expect(received.firstMismatch == nil, "what the kernel took is the prefix")
+            #expect(unsent == Array(data[written...]), "what was handed back is exactly the rest, in order")
+            loop.sync { socket.close() }
+            close(pair.peer)
+        }
+
         @Test func writingToAResetPeerReportsOneErrorLater() throws {
             let pair = try LoopbackPair.make()
             let loop = group.next()
