@@ -19,7 +19,7 @@ public final class RelaySocket {
         guard let proxy = SocketAddress(ip: proxyIP, port: proxyPort) else {
             throw IOError("relay address \(proxyIP)", errno: EINVAL)
         }
-        self.timeoutMs = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        self.timeoutMs = Int32(clamping: timeout.monotonicNanos / 1_000_000)
         self.fd = try Self.connectBlocking(proxy)
         self.pending = []
         var handshake = ProxyConnectHandshake(host: host, port: port, extraHeaders: extraHeaders)

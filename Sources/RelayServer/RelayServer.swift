@@ -151,7 +151,7 @@ public final class RelayServer: Sendable {
         listeners.withLock { all in
             for listener in all { listener.stop() }
         }
-        let deadline = monotonicNanos() + UInt64(shared.settings.timeouts.drain.components.seconds) * 1_000_000_000
+        let deadline = monotonicNanos() + shared.settings.timeouts.drain.monotonicNanos
         logger.log(.notice, "draining connections=\(shared.activeConnections)")
         while shared.activeConnections > 0 && monotonicNanos() < deadline {
             usleep(50_000)

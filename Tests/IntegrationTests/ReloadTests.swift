@@ -52,5 +52,26 @@ extension IntegrationSuite {
             #expect(try Self.status(relay, "127.0.0.1:\(second.port)") == 200)
             #expect(throws: Never.self) { try established.roundTrip() }
         }
+    
+        @Test("after SIGHUP a kept-alive connection's next request meets the new rules")
+        func keptAliveConnectionFollowsTheReload() throws {
+            let origin = try HTTPOrigin()
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(origin.port)"]))
+            defer { relay.stop() }
+            let request = "GET http://127.0.0.1:\(origin.port)/x HTTP/1.1\r\nHost: x\r\n\r\n"
+            let (first, socket) = try ProxyClient.exchange(relayPort: relay.proxyPort, request)
+            defer { socket.close() }
+            #expect(first.status == 200)
+
+            let denied = relay.configText + "deny 127.0.0.1:\(origin.port)\n"
+            try denied.write(toFile: relay.configPath, atomically: true, encoding: .utf8)
+            kill(relay.pid, SIGHUP)
+            #expect(Self.waitForLog(relay, "dynrelay: reloaded", count: 1), "stderr:\n\(relay.stderr)")
+
+            try socket.write(request)
+            let second = try ProxyClient.readResponse(socket)
+            Expect.refusal(second, status: 403, reason: "denied")
+            #expect(origin.requests.count == 1, "the denied request must not reach the origin")
+        }
     }
 }

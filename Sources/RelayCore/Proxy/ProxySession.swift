@@ -73,7 +73,7 @@ public struct ProxySession {
         case closed
     }
 
-    private let settings: Settings
+    private var settings: Settings
     private var state: State = .readingHead
     private var headParser: HTTPRequestHeadParser
     /// Client bytes received but not yet consumed (a partial head, or a pipelined next request).
@@ -93,6 +93,12 @@ public struct ProxySession {
     public mutating func start() -> [ProxySessionAction] {
         headTimerRunning = true
         return [.startHeaderTimer]
+    }
+
+    /// A reload: requests decided from now on use `registry`; anything already decided (an
+    /// open tunnel, a request in flight) keeps the decision it got.
+    public mutating func useRegistry(_ registry: Registry) {
+        settings.registry = registry
     }
 
     // MARK: Flow control the driver reads after every call
@@ -212,6 +218,10 @@ public struct ProxySession {
 
         case (.forwarding(let exchange), .connectionLost(let reason)):
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
+            closeAll(into: &actions)
+        case (.opening(let request, _, _, _), .connectionLost(let reason)):
+            // The open row is written (or being written): it gets its close row.
+            actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))
             closeAll(into: &actions)
         case (_, .connectionLost):
             if !isFinished { closeAll(into: &actions) }
@@ -379,17 +389,21 @@ public struct ProxySession {
     private mutating func failOpened(_ request: Request, reason: ReasonCode, now: UInt64,
                                      into actions: inout [ProxySessionAction]) {
         let status = reason.refusalStatus ?? 502
+        actions.append(.audit(failureCloseEntry(request, reason: reason, status: status, now: now), awaitCommit: false))
+        actions.append(.sendToClient(ProxyResponses.refusal(reason, status: status)))
+        closeAll(into: &actions)
+    }
+
+    /// The close row of an opened request that never relayed anything.
+    private func failureCloseEntry(_ request: Request, reason: ReasonCode, status: Int?, now: UInt64) -> AuditEntry {
         let event: AuditEvent
         switch request.kind {
         case .tunnel: event = .tunnelClose
         case .forward: event = .requestClose
         }
-        actions.append(.audit(AuditEntry(event: event, decision: .allow, reason: reason, target: request.target,
-                                         resolved: request.resolved, rule: request.rule, status: status,
-                                         durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now)),
-                              awaitCommit: false))
-        actions.append(.sendToClient(ProxyResponses.refusal(reason, status: status)))
-        closeAll(into: &actions)
+        return AuditEntry(event: event, decision: .allow, reason: reason, target: request.target,
+                          resolved: request.resolved, rule: request.rule, status: status,
+                          durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now))
     }
 
     private mutating func startRelaying(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {

@@ -94,8 +94,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// A one-shot timer on this loop. The returned handle owns it: cancel it, or drop it to cancel.
     public func scheduleTimer(after delay: Duration, _ fire: @escaping @Sendable () -> Void) -> LoopTimer {
-        let (seconds, attoseconds) = delay.components
-        let nanos = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
+        let nanos = delay.monotonicNanos
         let timer = LoopTimer(fire: fire)
         let entry = TimerHeap.Entry(deadline: monotonicNanos() + nanos, state: timer.state)
         if inLoop {

@@ -6,3 +6,13 @@ public func monotonicNanos() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
 }
+
+extension Duration {
+    /// The whole duration in nanoseconds (negative durations count as zero), for deadlines
+    /// on the monotonic clock. Using `components.seconds` alone would turn 500ms into 0.
+    public var monotonicNanos: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+}

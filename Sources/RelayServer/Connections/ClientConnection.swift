@@ -14,6 +14,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
 
     private let context: LoopContext
     private let settings: RuntimeSettings
+    private var settingsGeneration: UInt64
     private let identity: SessionIdentity
     private var session: ProxySession
     private let client: StreamSocket
@@ -32,6 +33,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
 
     init(context: LoopContext, fd: Int32, identity: SessionIdentity) {
         self.context = context
+        self.settingsGeneration = context.shared.settingsGeneration
         self.settings = context.shared.settings
         self.identity = identity
         self.session = ProxySession(settings: settings.session)
@@ -70,6 +72,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
             case .bytes(let count):
                 let now = monotonicNanos()
                 lastActivity = now
+                followReloads()
                 execute(session.clientBytes(UnsafeRawBufferPointer(rebasing: context.scratch[..<count]), now: now))
             case .wouldBlock:
                 return updateInterest()
@@ -99,6 +102,15 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
             }
         }
         updateInterest()
+    }
+
+    /// New requests on a kept-alive connection are decided by the rules in force now,
+    /// not the ones it was accepted under (limits and timeouts stay per connection).
+    private func followReloads() {
+        let current = context.shared.settingsGeneration
+        guard current != settingsGeneration else { return }
+        settingsGeneration = current
+        session.useRegistry(context.shared.settings.session.registry)
     }
 
     private var wantsClient: Bool {

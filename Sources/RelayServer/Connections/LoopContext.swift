@@ -68,7 +68,7 @@ final class LoopContext: @unchecked Sendable {
     }
 
     private func sweep() {
-        let idleNanos = UInt64(shared.settings.timeouts.idle.components.seconds) * 1_000_000_000
+        let idleNanos = shared.settings.timeouts.idle.monotonicNanos
         let now = monotonicNanos()
         for item in Array(tracked.values) where now &- item.lastActivity > idleNanos {
             item.idleTimedOut()

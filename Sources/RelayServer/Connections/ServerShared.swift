@@ -17,6 +17,7 @@ final class ServerShared: Sendable {
     let logger: RelayLog
     let sessionIDs = SessionIDGenerator()
     private let current: Mutex<RuntimeSettings>
+    private let generation = Atomic<UInt64>(0)
     private let active = Atomic<Int>(0)
 
     init(settings: RuntimeSettings, resolver: Resolver, audit: AuditSink, logger: RelayLog) {
@@ -34,6 +35,13 @@ final class ServerShared: Sendable {
     /// Reload: later connections see `settings`; established ones keep theirs.
     func replaceSettings(_ settings: RuntimeSettings) {
         current.withLock { $0 = settings }
+        generation.add(1, ordering: .releasing)
+    }
+
+    /// Bumped by every reload: a connection compares it (one atomic load) before deciding a
+    /// new request, and fetches the new rules only when it moved.
+    var settingsGeneration: UInt64 {
+        generation.load(ordering: .acquiring)
     }
 
     /// Counts an accepted connection; false (and nothing counted) when at the limit.

@@ -373,4 +373,36 @@ import Testing
         #expect(entry.bytesUp > 5)
         #expect(actions.last == .closeClient)
     }
+
+    // MARK: Losing the connection, reloads
+
+    @Test func losingTheConnectionWhileOpeningClosesTheOpenRow() throws {
+        for input in ["CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n", "GET http://10.9.1.1/x HTTP/1.1\r\n\r\n"] {
+            for committed in [false, true] {
+                var session = ProxySession(settings: try Self.settings())
+                let opened = Self.feed(&session, Self.bytes(input))
+                let open = try #require(Self.auditEntries(opened).first)
+                if committed { _ = session.handle(.auditCommitted, now: 2) }
+                let actions = session.handle(.connectionLost(.shutdown), now: 3)
+                let close = try #require(Self.auditEntries(actions).first, "\(input) committed=\(committed)")
+                #expect(close.event == (open.event == .tunnelOpen ? .tunnelClose : .requestClose))
+                #expect(close.reason == .shutdown)
+                #expect(close.target == open.target)
+                #expect(Self.refusalBody(actions) == nil, "the client is gone: nothing to send")
+                #expect(actions.last == .closeClient)
+            }
+        }
+    }
+
+    @Test func aReloadedRegistryDecidesTheNextRequestOnAKeptAliveConnection() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\n\r\n")
+        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let reloaded = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver 10.1.2.3:443\n", file: "new.conf") { _, _ in [] }
+        session.useRegistry(reloaded.registry)
+        let actions = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n"))
+        #expect(Self.auditEntries(actions).first?.reason == .notRegistered)
+        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 403") == true)
+    }
 }
+

@@ -129,5 +129,12 @@ extension RelayIOSuite {
                 #expect(back?.ipString == text)
             }
         }
+
+        @Test func durationsKeepTheirFractionOnTheMonotonicClock() {
+            #expect(Duration.milliseconds(500).monotonicNanos == 500_000_000)
+            #expect(Duration.milliseconds(1500).monotonicNanos == 1_500_000_000)
+            #expect(Duration.seconds(300).monotonicNanos == 300_000_000_000)
+            #expect(Duration.seconds(-1).monotonicNanos == 0)
+        }
     }
 }
