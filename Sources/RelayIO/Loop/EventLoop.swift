@@ -293,23 +293,58 @@ public final class LoopTimer: Sendable {
 }
 
 /// Deadlines of one loop's timers, earliest first. Cancelled timers are dropped lazily when
-/// they reach the top.
+/// they reach the top, and swept out whenever the heap doubles, so cancelled entries never
+/// outnumber live ones by much even with timeouts of days.
 struct TimerHeap {
     struct Entry {
         var deadline: UInt64
         var state: LoopTimer.State
     }
 
+    private static let minimumCompaction = 1024
     private var entries: [Entry] = []
+    private var compactAt = TimerHeap.minimumCompaction
+
+    var count: Int { entries.count }
 
     mutating func push(_ entry: Entry) {
+        if entries.count >= compactAt {
+            compact()
+        }
         entries.append(entry)
-        var child = entries.count - 1
+        siftUp(entries.count - 1)
+    }
+
+    /// Drops cancelled entries and restores the heap order: O(n), at most once per doubling.
+    private mutating func compact() {
+        entries.removeAll { $0.state.cancelled.load(ordering: .relaxed) }
+        for index in stride(from: entries.count / 2 - 1, through: 0, by: -1) {
+            siftDown(index)
+        }
+        compactAt = max(Self.minimumCompaction, entries.count * 2)
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
         while child > 0 {
             let parent = (child - 1) / 2
             guard entries[child].deadline < entries[parent].deadline else { break }
             entries.swapAt(child, parent)
             child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
+            if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            entries.swapAt(parent, smallest)
+            parent = smallest
         }
     }
 
@@ -340,17 +375,7 @@ struct TimerHeap {
         let last = entries.removeLast()
         if !entries.isEmpty {
             entries[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                let right = left + 1
-                var smallest = parent
-                if left < entries.count && entries[left].deadline < entries[smallest].deadline { smallest = left }
-                if right < entries.count && entries[right].deadline < entries[smallest].deadline { smallest = right }
-                if smallest == parent { break }
-                entries.swapAt(parent, smallest)
-                parent = smallest
-            }
+            siftDown(0)
         }
         return first
     }

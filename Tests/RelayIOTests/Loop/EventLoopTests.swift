@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import RelayIO
+@testable import RelayIO
 import Testing
 
 extension RelayIOSuite {
@@ -135,6 +135,20 @@ extension RelayIOSuite {
             #expect(Duration.milliseconds(1500).monotonicNanos == 1_500_000_000)
             #expect(Duration.seconds(300).monotonicNanos == 300_000_000_000)
             #expect(Duration.seconds(-1).monotonicNanos == 0)
+        }
+    
+        @Test func cancelledTimersAreSweptOutAsTheHeapGrows() {
+            var heap = TimerHeap()
+            var live: [LoopTimer] = []
+            for index in 0..<100_000 {
+                let timer = LoopTimer(fire: {})
+                heap.push(.init(deadline: 1_000_000 + UInt64(index), state: timer.state))
+                if index % 1000 == 0 { live.append(timer) } else { timer.cancel() }
+            }
+            #expect(heap.count < 3_000, "cancelled entries must not pile up: \(heap.count)")
+            var fired = 0
+            while heap.popExpired(now: .max) != nil { fired += 1 }
+            #expect(fired == live.count, "every live timer still fires")
         }
     }
 }
