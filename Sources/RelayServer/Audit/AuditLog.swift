@@ -43,6 +43,7 @@ public final class AuditLog: Sendable {
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "dynrelay.audit")
     private let writer: AuditWriter
+    private let checkpointer: AuditCheckpointer
 
     /// Opens or creates the database at `path` (mode 0600, WAL, the `audit_events` table and
     /// its `ts` index) and continues the chain from its last row.
@@ -55,11 +56,18 @@ public final class AuditLog: Sendable {
     public init(path: String, synchronousFull: Bool = true, hashKey: [UInt8]? = nil) throws(AuditError) {
         self.path = path
         writer = try AuditWriter(path: path, synchronousFull: synchronousFull, hashKey: hashKey)
+        do {
+            checkpointer = try AuditCheckpointer(path: path)
+        } catch {
+            writer.close()
+            throw error
+        }
     }
 
     deinit {
         // Nothing can be pending: a scheduled drain holds `self` until the queue is empty.
         writer.close()
+        checkpointer.close()
     }
 
     /// Queues `record`; returns at once. `committed`, if given, runs once on the audit queue
@@ -115,6 +123,7 @@ public final class AuditLog: Sendable {
         guard first else { return }
         flush()
         queue.sync { writer.close() }
+        checkpointer.close()
     }
 
     /// Runs on `queue`: takes everything pending, writes it in capped transactions, reports.

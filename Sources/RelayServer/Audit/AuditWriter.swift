@@ -64,6 +64,9 @@ final class AuditWriter: @unchecked Sendable {
             throw AuditError(code: AuditError.Code.open, message: "journal_mode is \(mode ?? "unknown"), WAL refused")
         }
         try exec("PRAGMA synchronous=\(synchronousFull ? "FULL" : "NORMAL")", code: AuditError.Code.open)
+        // AuditCheckpointer folds the WAL in from its own thread; this threshold (about 40 MiB
+        // of WAL) only matters if it falls behind, and then bounds the WAL.
+        try exec("PRAGMA wal_autocheckpoint=10000", code: AuditError.Code.open)
         try exec(AuditSchema.create, code: AuditError.Code.schema)
     }
 

@@ -72,6 +72,30 @@ import Testing
         log.close()
     }
 
+    /// The writer never checkpoints inline at this size (its threshold is 10,000 pages), so
+    /// rows in the database file itself (read ignoring the WAL) prove the background
+    /// checkpointer ran; after close the WAL is folded in completely.
+    @Test func backgroundCheckpointsMoveRowsIntoTheDatabaseFile() throws {
+        let dir = try TempDir()
+        let path = dir.path("audit.db")
+        let log = try AuditLog(path: path, synchronousFull: false)
+        for n in 1...500 { log.append(Records.sample(n)) }
+        log.flush()
+        let deadline = Date().addingTimeInterval(5)
+        var checkpointed = 0
+        while checkpointed < 500 && Date() < deadline {
+            usleep(100_000)
+            // Before the first checkpoint even the table is only in the WAL.
+            let rows = (try? SQL.query("file:\(path)?immutable=1", "SELECT count(*) AS n FROM audit_events")) ?? []
+            if case .integer(let count)? = rows.first?["n"] { checkpointed = Int(count) }
+        }
+        #expect(checkpointed == 500, "rows in the database file without the WAL: \(checkpointed)")
+        log.close()
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber
+        #expect((wal?.intValue ?? 0) == 0, "after close the WAL is empty or gone")
+        #expect(AuditLog.verify(path: path) == .ok(records: 500))
+    }
+
     @Test func hostileTextRoundTripsByteForByte() throws {
         let dir = try TempDir()
         let path = dir.path("audit.db")

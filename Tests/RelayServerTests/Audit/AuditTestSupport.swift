@@ -47,7 +47,7 @@ enum SQL {
 
     static func query(_ path: String, _ sql: String) throws -> [[String: SQLValue]] {
         var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK else {
             defer { sqlite3_close_v2(db) }
             throw Failure(description: "open: \(String(cString: sqlite3_errmsg(db)))")
         }
