@@ -99,6 +99,28 @@ extension IntegrationSuite {
             #expect(closes.count == 2, "audit:\n\(relay.audit.dump())")
         }
 
+        @Test("curl --http1.0 -x: a chunked upstream answer arrives de-chunked, ended by close")
+        func http10ClientGetsAChunkedBodyDechunked() throws {
+            let origin = try HTTPOrigin()
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(origin.port)"]))
+            defer { relay.stop() }
+            let size = 300_000
+            let dump = relay.directory.path + "/headers"
+            let result = try Curl.run([
+                "--http1.0", "-x", "http://127.0.0.1:\(relay.proxyPort)", "-D", dump,
+                "http://127.0.0.1:\(origin.port)/chunked/\(size)",
+            ])
+            #expect(result.status == 0, "curl: \(result.stderr)")
+            let headerText = (try? String(contentsOfFile: dump, encoding: .utf8)) ?? ""
+            #expect(!headerText.lowercased().contains("transfer-encoding"), "\(headerText)")
+            #expect(headerText.lowercased().contains("connection: close"), "\(headerText)")
+            #expect(result.stdout.count == size)
+            #expect(SHA256Hasher.hex(result.stdout) == SHA256Hasher.hex(PatternBytes.make(count: size, seed: HTTPOrigin.responseSeed)),
+                    "de-chunked body is not byte-exact")
+            let seen = Curl.headers(fromDump: headerText)
+            #expect(seen["x-seen-version"] == "HTTP/1.1", "the relay speaks its own version upstream")
+        }
+
         @Test("chunked upload of 64 MiB streams byte-exact")
         func chunkedUpload() throws {
             let origin = try HTTPOrigin()

@@ -56,6 +56,13 @@ public struct BodyFramer: Sendable {
 
     /// Judges the next bytes of the stream (those after everything given before).
     public mutating func consume(_ bytes: UnsafeRawBufferPointer) -> BodyProgress {
+        consume(bytes, payload: { _ in })
+    }
+
+    /// Like `consume`, and also reports, in order, which ranges of `bytes` are payload: all
+    /// of the message's bytes for Content-Length and close framing, only chunk data (no sizes,
+    /// extensions, CRLFs or trailers) for chunked. For de-chunking to an HTTP/1.0 client.
+    public mutating func consume(_ bytes: UnsafeRawBufferPointer, payload: (Range<Int>) -> Void) -> BodyProgress {
         switch phase {
         case .done:
             return .done(0)
@@ -63,27 +70,30 @@ public struct BodyFramer: Sendable {
             return .invalid(.badChunk)
         case .untilClose:
             bodyBytesSeen += UInt64(bytes.count)
+            if !bytes.isEmpty { payload(0..<bytes.count) }
             return .body(bytes.count)
         case .contentLength:
             let take = min(remaining, UInt64(bytes.count))
             remaining -= take
             bodyBytesSeen += take
+            if take > 0 { payload(0..<Int(take)) }
             if remaining == 0 {
                 phase = .done
                 return .done(Int(take))
             }
             return .body(Int(take))
         default:
-            return consumeChunked(bytes)
+            return consumeChunked(bytes, payload: payload)
         }
     }
 
-    private mutating func consumeChunked(_ bytes: UnsafeRawBufferPointer) -> BodyProgress {
+    private mutating func consumeChunked(_ bytes: UnsafeRawBufferPointer, payload: (Range<Int>) -> Void) -> BodyProgress {
         let count = bytes.count
         var i = 0
         while i < count {
             if phase == .data {
                 let take = Int(min(remaining, UInt64(count - i)))
+                if take > 0 { payload(i..<(i + take)) }
                 i += take
                 remaining -= UInt64(take)
                 if remaining == 0 { phase = .dataCR }

@@ -49,6 +49,8 @@ public struct ProxySession {
         var status: Int?
         var responseFramer: BodyFramer?
         var responseFraming: BodyFraming?
+        /// An HTTP/1.0 client cannot read chunked: its body is sent de-chunked, ended by close.
+        var dechunk = false
         var closeAfter: Bool
         var upstreamWantsClose = false
         var bytesUp: Int64 = 0
@@ -515,10 +517,17 @@ public struct ProxySession {
         }
         exchange.upstreamWantsClose = ForwardRewriter.wantsClose(version: head.version, headers: head.headers)
             || framing == .untilClose
-        if framing == .untilClose || !exchange.requestDone {
+        var clientHead = head
+        if framing == .chunked && exchange.request.head.version == .http1_0 {
+            // The relay must speak HTTP/1.1 upstream, so a chunked answer can come back to a
+            // 1.0 client that cannot read chunked: send it the payload, delimited by close.
+            exchange.dechunk = true
+            clientHead.headers.remove("transfer-encoding")
+        }
+        if framing == .untilClose || !exchange.requestDone || exchange.dechunk {
             exchange.closeAfter = true
         }
-        let rewritten = ForwardRewriter.clientResponse(head, viaName: settings.viaName, closeAfter: exchange.closeAfter)
+        let rewritten = ForwardRewriter.clientResponse(clientHead, viaName: settings.viaName, closeAfter: exchange.closeAfter)
         exchange.bytesDown += Int64(rewritten.count)
         exchange.status = head.status
         exchange.responseHeadSent = true
@@ -532,18 +541,23 @@ public struct ProxySession {
                                               into actions: inout [ProxySessionAction]) {
         guard var framer = exchange.responseFramer else { return }
         let progress: BodyProgress
+        var payload: [UInt8] = []
         if framer.isComplete {
             progress = .done(0)
+        } else if exchange.dechunk {
+            progress = framer.consume(bytes) { range in
+                payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[range]))
+            }
         } else {
             progress = framer.consume(bytes)
         }
         exchange.responseFramer = framer
         switch progress {
         case .body(let count):
-            sendDown(bytes, count: count, exchange: &exchange, into: &actions)
+            sendDown(bytes, count: count, payload: exchange.dechunk ? payload : nil, exchange: &exchange, into: &actions)
             state = .forwarding(exchange)
         case .done(let count):
-            sendDown(bytes, count: count, exchange: &exchange, into: &actions)
+            sendDown(bytes, count: count, payload: exchange.dechunk ? payload : nil, exchange: &exchange, into: &actions)
             if count < bytes.count {
                 // Bytes after a complete response: the upstream is out of step; never reuse it.
                 exchange.upstreamWantsClose = true
@@ -554,11 +568,13 @@ public struct ProxySession {
         }
     }
 
-    private func sendDown(_ bytes: UnsafeRawBufferPointer, count: Int, exchange: inout Exchange,
+    /// Sends the first `count` bytes on, or only `payload` (their de-chunked content) when given.
+    private func sendDown(_ bytes: UnsafeRawBufferPointer, count: Int, payload: [UInt8]?, exchange: inout Exchange,
                           into actions: inout [ProxySessionAction]) {
-        guard count > 0 else { return }
-        exchange.bytesDown += Int64(count)
-        actions.append(.sendToClient(Array(UnsafeRawBufferPointer(rebasing: bytes[..<count]))))
+        let out = payload ?? Array(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
+        guard !out.isEmpty else { return }
+        exchange.bytesDown += Int64(out.count)
+        actions.append(.sendToClient(out))
     }
 
     private mutating func finishExchange(_ exchange: Exchange, now: UInt64, into actions: inout [ProxySessionAction]) {

@@ -144,4 +144,37 @@ struct HTTPBodyFramerTests {
         #expect(bytes("\r\n0\r\n\r\nX").withUnsafeBytes { framer.consume($0) } == .done(7))
         #expect(framer.bodyBytesSeen == (1 << 30) + 17)
     }
+
+    @Test func payloadRangesAreExactlyTheChunkDataAtEverySplit() {
+        let body = Array("4;a=b\r\nWiki\r\n5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nT: v\r\n\r\nNEXT".utf8)
+        let messageEnd = body.count - 4
+        for split in 0...body.count {
+            var framer = BodyFramer(.chunked)
+            var payload: [UInt8] = []
+            var consumed = 0
+            var done = false
+            for part in [body[..<split], body[split...]] where !done {
+                part.withUnsafeBytes { raw in
+                    switch framer.consume(raw, payload: { payload += raw[$0] }) {
+                    case .body(let count): consumed += count
+                    case .done(let count): consumed += count; done = true
+                    case .invalid: Issue.record("split \(split): invalid")
+                    }
+                }
+            }
+            #expect(done, "split \(split)")
+            #expect(consumed == messageEnd, "split \(split)")
+            #expect(String(decoding: payload, as: UTF8.self) == "Wikipedia in\r\n\r\nchunks.", "split \(split)")
+        }
+    }
+
+    @Test func payloadOfContentLengthIsTheBodyItself() {
+        var framer = BodyFramer(.contentLength(3))
+        var ranges: [Range<Int>] = []
+        let bytes: [UInt8] = Array("abcdef".utf8)
+        let progress = bytes.withUnsafeBytes { framer.consume($0, payload: { ranges.append($0) }) }
+        #expect(progress == .done(3))
+        #expect(ranges == [0..<3])
+    }
 }
+

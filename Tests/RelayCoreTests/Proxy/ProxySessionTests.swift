@@ -404,5 +404,36 @@ import Testing
         #expect(Self.auditEntries(actions).first?.reason == .notRegistered)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 403") == true)
     }
+
+    @Test func anHTTP10ClientGetsAChunkedAnswerDechunkedAtEverySplit() throws {
+        let response = Self.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                  + "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
+        for split in 0...response.count {
+            var session = ProxySession(settings: try Self.settings())
+            _ = Self.forwarded(&session, "GET http://10.9.1.1/x HTTP/1.0\r\n\r\n")
+            var actions: [ProxySessionAction] = []
+            for part in [response[..<split], response[split...]] where !part.isEmpty {
+                actions += part.withUnsafeBytes { session.upstreamBytes($0, now: 5) }
+            }
+            var toClient: [UInt8] = []
+            for case .sendToClient(let bytes) in actions { toClient += bytes }
+            let text = String(decoding: toClient, as: UTF8.self)
+            #expect(!text.lowercased().contains("transfer-encoding"), "split \(split): \(text)")
+            #expect(text.contains("Connection: close\r\n"), "split \(split)")
+            #expect(text.hasSuffix("\r\n\r\nhello world"), "split \(split): \(text)")
+            #expect(Self.auditEntries(actions).first?.reason == .completed, "split \(split)")
+            #expect(actions.last == .closeClient, "the body ends with the connection")
+        }
+    }
+
+    @Test func anHTTP11ClientGetsChunkedVerbatim() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/x HTTP/1.1\r\n\r\n")
+        let actions = Self.upstream(&session, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        var toClient: [UInt8] = []
+        for case .sendToClient(let bytes) in actions { toClient += bytes }
+        #expect(String(decoding: toClient, as: UTF8.self).hasSuffix("\r\n\r\n5\r\nhello\r\n0\r\n\r\n"))
+        #expect(actions.last != .closeClient, "keep-alive stays")
+    }
 }
 
