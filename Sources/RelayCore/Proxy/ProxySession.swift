@@ -37,6 +37,10 @@ public struct ProxySession {
         var rule: String
         var resolved: String?
         var startedAt: UInt64
+        /// Sent on an upstream connection kept alive from an earlier request.
+        var onReusedLink = false
+        /// Its open row is already written (a retry on a fresh connection).
+        var openRecorded = false
     }
 
     /// A forwarded request and its response, streaming.
@@ -51,6 +55,8 @@ public struct ProxySession {
         var responseFraming: BodyFraming?
         /// An HTTP/1.0 client cannot read chunked: its body is sent de-chunked, ended by close.
         var dechunk = false
+        /// Whether any response byte arrived (a request that got none may be retried).
+        var sawResponseBytes = false
         var closeAfter: Bool
         var upstreamWantsClose = false
         var bytesUp: Int64 = 0
@@ -221,7 +227,8 @@ public struct ProxySession {
         case (.forwarding(let exchange), .connectionLost(let reason)):
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions)
-        case (.opening(let request, _, _, _), .connectionLost(let reason)):
+        case (.opening(let request, _, _, _), .connectionLost(let reason)),
+             (.resolving(let request), .connectionLost(let reason)) where request.openRecorded:
             // The open row is written (or being written): it gets its close row.
             actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))
             closeAll(into: &actions)
@@ -336,6 +343,7 @@ public struct ProxySession {
             if case .forward = kind, link.host == host && link.port == port {
                 var reused = request
                 reused.resolved = link.resolved
+                reused.onReusedLink = true
                 state = .opening(reused, candidates: [], committed: false, connected: true)
                 return actions.append(openRecord(reused))
             }
@@ -343,10 +351,15 @@ public struct ProxySession {
             actions.append(.closeUpstream)
         }
 
-        switch host {
+        reachUpstream(request, now: now, into: &actions)
+    }
+
+    /// Resolves (names) or checks (literals) the target, then opens a connection.
+    private mutating func reachUpstream(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
+        switch request.host {
         case .name(let name):
             state = .resolving(request)
-            actions.append(.resolve(name: name, port: port))
+            actions.append(.resolve(name: name, port: request.port))
         case .ipv4(let address):
             checkResolved([.v4(address)], request: request, now: now, into: &actions)
         case .ipv6(let address):
@@ -368,10 +381,12 @@ public struct ProxySession {
         }
         var opening = request
         opening.resolved = Self.endpoint(first, request.port)
-        state = .opening(opening, candidates: check.ordered[...], committed: false, connected: false)
+        state = .opening(opening, candidates: check.ordered[...], committed: request.openRecorded, connected: false)
         // The decision is recorded while the upstream connects: both must finish before a
         // byte is relayed, and neither waits for the other.
-        actions.append(openRecord(opening))
+        if !request.openRecorded {
+            actions.append(openRecord(opening))
+        }
         actions.append(.connect(first, port: request.port))
     }
 
@@ -470,6 +485,9 @@ public struct ProxySession {
 
     private mutating func forwardResponse(_ bytes: UnsafeRawBufferPointer, exchange: inout Exchange, now: UInt64,
                                           into actions: inout [ProxySessionAction]) {
+        if !bytes.isEmpty {
+            exchange.sawResponseBytes = true
+        }
         if exchange.responseFramer == nil {
             upstreamBuffer.append(contentsOf: bytes)
             while exchange.responseFramer == nil {
@@ -600,7 +618,27 @@ public struct ProxySession {
             exchange.closeAfter = true
             return finishExchange(exchange, now: now, into: &actions)
         }
+        if Self.mayRetryOnAFreshConnection(exchange) {
+            // A kept-alive upstream closed as this request crossed its close (servers drop
+            // idle connections whenever they like). Nothing of a response came back and the
+            // request is safe to repeat, so it goes again, once, on a fresh connection,
+            // under its open row.
+            upstream = nil
+            actions.append(.closeUpstream)
+            var retry = exchange.request
+            retry.onReusedLink = false
+            retry.openRecorded = true
+            return reachUpstream(retry, now: now, into: &actions)
+        }
         failUpstream(&exchange, reason: reason, now: now, into: &actions)
+    }
+
+    /// Only a bodiless request with a safe method (RFC 9110 9.2.1), sent on a reused
+    /// connection, that got no response byte at all.
+    private static func mayRetryOnAFreshConnection(_ exchange: Exchange) -> Bool {
+        guard exchange.request.onReusedLink, !exchange.sawResponseBytes,
+              case .forward(_, _, .none) = exchange.request.kind else { return false }
+        return ["GET", "HEAD", "OPTIONS", "TRACE"].contains(exchange.request.head.method)
     }
 
     private mutating func failUpstream(_ exchange: inout Exchange, reason: ReasonCode, now: UInt64,
@@ -628,6 +666,10 @@ public struct ProxySession {
     /// Refuses a request that got as far as `request` (nil: refused while parsing).
     private mutating func refuse(_ reason: ReasonCode, request: Request?, now: UInt64,
                                  into actions: inout [ProxySessionAction]) {
+        if let request, request.openRecorded {
+            // A retry that fails: its open row gets the close row, not a second decision.
+            return failOpened(request, reason: reason, now: now, into: &actions)
+        }
         refuseUnrouted(reason, target: request?.target, rule: request?.rule, resolved: request?.resolved,
                        durationMs: request.map { ProxySessionTiming.milliseconds(from: $0.startedAt, to: now) },
                        now: now, into: &actions)

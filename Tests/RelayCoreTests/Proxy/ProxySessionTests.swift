@@ -435,5 +435,58 @@ import Testing
         #expect(String(decoding: toClient, as: UTF8.self).hasSuffix("\r\n\r\n5\r\nhello\r\n0\r\n\r\n"))
         #expect(actions.last != .closeClient, "keep-alive stays")
     }
+
+    /// Runs one request to completion, then sends `second` on the kept-alive link up to the
+    /// point where its head went upstream.
+    static func secondRequestOnAReusedLink(_ second: String) throws -> ProxySession {
+        var session = ProxySession(settings: try settings())
+        _ = forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\n\r\n")
+        _ = upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let open = feed(&session, bytes(second))
+        #expect(auditEntries(open).map(\.event) == [.requestOpen])
+        #expect(!open.contains { if case .connect = $0 { return true } else { return false } }, "the link is reused")
+        let sent = session.handle(.auditCommitted, now: 4)
+        #expect(sent.contains { if case .sendToUpstream = $0 { return true } else { return false } })
+        return session
+    }
+
+    @Test func aSafeRequestIsRetriedOnceWhenAReusedUpstreamClosesFirst() throws {
+        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n")
+        let retry = session.handle(.upstreamEOF, now: 5)
+        #expect(retry.contains(.closeUpstream))
+        #expect(retry.contains(.connect(.v4(IPv4Address(strict: "10.9.1.1")!), port: 80)))
+        #expect(Self.auditEntries(retry).isEmpty, "no new open row and no failure row: the request goes again")
+        #expect(Self.refusalBody(retry) == nil, "the client sees nothing of the retry")
+
+        let resent = session.handle(.upstreamConnected, now: 6)
+        var head: [UInt8] = []
+        for case .sendToUpstream(let part) in resent { head += part }
+        #expect(String(decoding: head, as: UTF8.self).hasPrefix("GET /two HTTP/1.1\r\n"), "the open row was committed already")
+
+        let done = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        let close = try #require(Self.auditEntries(done).first)
+        #expect(close.event == .requestClose)
+        #expect(close.status == 200)
+    }
+
+    @Test func aRetriedRequestThatFailsAgainGets502() throws {
+        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n")
+        _ = session.handle(.upstreamEOF, now: 5)
+        _ = session.handle(.upstreamConnected, now: 6)
+        let failed = session.handle(.upstreamEOF, now: 7)
+        #expect(Self.refusalBody(failed)?.hasPrefix("HTTP/1.1 502") == true)
+        #expect(Self.auditEntries(failed).first?.event == .requestClose)
+        #expect(failed.last == .closeClient)
+    }
+
+    @Test func anUnsafeOrBodiedRequestIsNeverRetried() throws {
+        for second in ["POST http://10.9.1.1/two HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+                       "GET http://10.9.1.1/two HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"] {
+            var session = try Self.secondRequestOnAReusedLink(second)
+            let failed = session.handle(.upstreamEOF, now: 5)
+            #expect(Self.refusalBody(failed)?.hasPrefix("HTTP/1.1 502") == true, "\(second)")
+            #expect(!failed.contains { if case .connect = $0 { return true } else { return false } }, "\(second)")
+        }
+    }
 }
 
