@@ -157,7 +157,7 @@ public final class RelayServer: Sendable {
             usleep(50_000)
         }
         for context in contexts {
-            context.loop.executeAndWait {
+            context.loop.sync {
                 context.stopSweeping()
                 context.abortAll()
             }

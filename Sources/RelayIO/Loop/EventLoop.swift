@@ -58,17 +58,6 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Runs `work` on this loop and waits for it (shutdown paths only: never from a loop).
-    public func executeAndWait(_ work: @escaping @Sendable () -> Void) {
-        if inLoop { return work() }
-        let done = DispatchSemaphore(value: 0)
-        execute {
-            work()
-            done.signal()
-        }
-        done.wait()
-    }
-
     /// Runs `work` on this loop and returns its result, waiting for it (tests and shutdown
     /// paths; never from another loop, which could deadlock two loops on each other).
     public func sync<T>(_ work: () -> T) -> T {

@@ -44,7 +44,7 @@ public final class TCPListener: @unchecked Sendable {
     /// Starts accepting on `loop`; `onAccept` runs there with a nonblocking, close-on-exec fd.
     public func start(on loop: EventLoop, onAccept: @escaping @Sendable (_ fd: Int32, _ peer: SocketAddress) -> Void) {
         self.loop = loop
-        loop.executeAndWait { [self] in
+        loop.sync { [self] in
             let registration = loop.register(fd)
             registration.onReadable = { [unowned self] in acceptAll(onAccept) }
             registration.setInterest(read: true, write: false)
@@ -59,7 +59,7 @@ public final class TCPListener: @unchecked Sendable {
             close(fd)
             return
         }
-        loop.executeAndWait { [self] in
+        loop.sync { [self] in
             backoff?.cancel()
             backoff = nil
             registration?.deregister()
