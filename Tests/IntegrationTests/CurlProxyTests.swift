@@ -47,19 +47,26 @@ extension IntegrationSuite {
             #expect(close.first?["duration_ms"] != nil)
         }
 
+        /// curl with `curlFlags` fetches the origin's `/chunked/size` through the relay; checks
+        /// curl succeeded and returns its result and the response headers it dumped.
+        static func fetchChunked(_ size: Int, from origin: HTTPOrigin, through relay: RelayProcess,
+                                 curlFlags: [String]) throws -> (ProcessResult, String) {
+            let dump = relay.directory.path + "/headers"
+            let result = try Curl.run(curlFlags + [
+                "-x", "http://127.0.0.1:\(relay.proxyPort)", "-D", dump,
+                "http://127.0.0.1:\(origin.port)/chunked/\(size)",
+            ])
+            #expect(result.status == 0, "curl: \(result.stderr)")
+            return (result, (try? String(contentsOfFile: dump, encoding: .utf8)) ?? "")
+        }
+
         @Test("curl -p -x: CONNECT tunnel, bytes untouched, tunnel-open/close audited")
         func tunnelsWithCurl() throws {
             let origin = try HTTPOrigin()
             let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(origin.port)"]))
             defer { relay.stop() }
             let size = 300_000
-            let dump = relay.directory.path + "/headers"
-            let result = try Curl.run([
-                "-p", "-x", "http://127.0.0.1:\(relay.proxyPort)", "-D", dump,
-                "http://127.0.0.1:\(origin.port)/chunked/\(size)",
-            ])
-            #expect(result.status == 0, "curl: \(result.stderr)")
-            let headerText = (try? String(contentsOfFile: dump, encoding: .utf8)) ?? ""
+            let (result, headerText) = try Self.fetchChunked(size, from: origin, through: relay, curlFlags: ["-p"])
             #expect(headerText.hasPrefix("HTTP/1.1 200 Connection established"), "\(headerText)")
             #expect(result.stdout.count == size)
             #expect(SHA256Hasher.hex(result.stdout) == SHA256Hasher.hex(PatternBytes.make(count: size, seed: HTTPOrigin.responseSeed)),
@@ -105,13 +112,7 @@ extension IntegrationSuite {
             let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(origin.port)"]))
             defer { relay.stop() }
             let size = 300_000
-            let dump = relay.directory.path + "/headers"
-            let result = try Curl.run([
-                "--http1.0", "-x", "http://127.0.0.1:\(relay.proxyPort)", "-D", dump,
-                "http://127.0.0.1:\(origin.port)/chunked/\(size)",
-            ])
-            #expect(result.status == 0, "curl: \(result.stderr)")
-            let headerText = (try? String(contentsOfFile: dump, encoding: .utf8)) ?? ""
+            let (result, headerText) = try Self.fetchChunked(size, from: origin, through: relay, curlFlags: ["--http1.0"])
             #expect(!headerText.lowercased().contains("transfer-encoding"), "\(headerText)")
             #expect(headerText.lowercased().contains("connection: close"), "\(headerText)")
             #expect(result.stdout.count == size)
