@@ -33,6 +33,24 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case denied = "denied"
     case guardedAddress = "guarded-address"
 
+    // Proxy authentication: 407 (a new challenge), 400 (malformed), 429, 503.
+    case authRequired = "auth-required"
+    /// One step of a multi-message handshake (NTLM CHALLENGE, Negotiate continuation).
+    case authContinue = "auth-continue"
+    case badPassword = "bad-password"
+    case unknownUser = "unknown-user"
+    case staleNonce = "stale-nonce"
+    case replayedNonce = "replayed-nonce"
+    case unsupportedAuth = "unsupported-auth"
+    /// Credentials that do not parse: bad base64, duplicate or missing Digest fields, NTLM
+    /// messages out of order or with fields outside the buffer.
+    case badCredentials = "bad-credentials"
+    /// GSS-API refused a Negotiate token; the audit row adds GSS's own words.
+    case gssError = "gss-error"
+    case lockedOut = "locked-out"
+    /// The credential source (a helper, the user store) is broken or saturated.
+    case authUnavailable = "auth-unavailable"
+
     // Upstream: 502 / 504.
     case resolveFailed = "resolve-failed"
     case upstreamRefused = "upstream-refused"
@@ -65,6 +83,12 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
         case .unsupportedTransferEncoding, .unsupportedScheme: return 501
         case .unsupportedVersion: return 505
         case .notRegistered, .denied, .guardedAddress: return 403
+        case .authRequired, .authContinue, .badPassword, .unknownUser, .staleNonce, .replayedNonce,
+             .unsupportedAuth, .gssError:
+            return 407
+        case .badCredentials: return 400
+        case .lockedOut: return 429
+        case .authUnavailable: return 503
         case .resolveFailed, .upstreamRefused, .upstreamUnreachable, .badUpstreamResponse: return 502
         case .upstreamTimeout: return 504
         case .overloaded: return 503

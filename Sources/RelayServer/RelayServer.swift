@@ -27,20 +27,22 @@ public final class RelayServer: Sendable {
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
         let loopCount = max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.group = EventLoopGroup(count: loopCount)
-        let shared = ServerShared(settings: Self.runtimeSettings(config), resolver: Resolver(),
+        let shared = ServerShared(settings: try Self.runtimeSettings(config, logger: logger), resolver: Resolver(),
                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger)
         self.shared = shared
         self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
         try bind(config)
     }
 
-    static func runtimeSettings(_ config: RelayConfig) -> RuntimeSettings {
-        RuntimeSettings(
+    static func runtimeSettings(_ config: RelayConfig, logger: RelayLog) throws -> RuntimeSettings {
+        let authenticator = try AuthSetup.make(config, logger: logger)
+        return RuntimeSettings(
             session: ProxySession.Settings(
                 registry: config.registry,
                 headLimits: HTTPHeadLimits(maxHeadBytes: config.limits.maxRequestHead,
-                                           maxHeaders: config.limits.maxHeaders)),
-            limits: config.limits, timeouts: config.timeouts)
+                                           maxHeaders: config.limits.maxHeaders),
+                requiresAuth: authenticator != nil),
+            limits: config.limits, timeouts: config.timeouts, authenticator: authenticator)
     }
 
     /// The addresses actually bound (ephemeral ports resolved), proxy listeners first.
@@ -135,7 +137,7 @@ public final class RelayServer: Sendable {
         SystemdNotifier.notify("RELOADING=1")
         do {
             let config = try ConfigFileLoader.load(path: configPath)
-            shared.replaceSettings(Self.runtimeSettings(config))
+            shared.replaceSettings(try Self.runtimeSettings(config, logger: logger))
             logger.log(.notice, "reloaded config=\(configPath) rules=\(config.rules.count)")
             SystemdNotifier.notify("READY=1\nSTATUS=relaying (reloaded)")
         } catch {

@@ -45,6 +45,8 @@ private struct ConfigParseSession {
     var limits = RelayLimits()
     var timeouts = RelayTimeouts()
     var auditSync = AuditSync.normal
+    var auth = AuthDirectiveParser()
+    var listenerLocations: [SourceLocation] = []
     var firstSet: [String: SourceLocation] = [:]
     var sourceFiles: [String] = []
 
@@ -91,6 +93,7 @@ private struct ConfigParseSession {
             let address = try listenAddress(args[0], at(args[0]))
             try bind(address, here)
             listeners.append(address)
+            listenerLocations.append(here)
 
         case "server", "deny":
             let kind: DestinationRule.Kind = directive.text == "server" ? .server : .deny
@@ -178,6 +181,9 @@ private struct ConfigParseSession {
                 throw ConfigError(location: at(args[0]), message: "bad audit-sync '\(args[0].text)' (expected full or normal)")
             }
             auditSync = sync
+
+        case let name where AuthDirectiveParser.directives.contains(name):
+            try auth.parse(directive: directive, args: args, at: at)
 
         default:
             throw ConfigError(location: here, message: "unknown directive '\(directive.text)'")
@@ -284,13 +290,19 @@ private struct ConfigParseSession {
                 throw ConfigError(location: forward.location, message: "forward target not registered")
             }
         }
+        let authConfig = try auth.finish(mainFile: mainFile)
+        for (address, location) in zip(listeners, listenerLocations)
+        where !address.host.isLoopback && !authConfig.isRequired && !authConfig.explicitlyNone {
+            // Default deny for people too: an open proxy on a routable address is never an accident we allow.
+            throw ConfigError(location: location, message: "listen \(address) is not loopback: configure 'auth SCHEME', or say 'auth none' on purpose")
+        }
         if listeners.isEmpty && forwards.isEmpty {
             throw ConfigError(location: SourceLocation(file: mainFile, line: 1, column: 1),
                               message: "no 'listen' and no 'forward': nothing to serve")
         }
         return RelayConfig(listeners: listeners, stateDir: stateDir ?? RelayConfig.defaultStateDir, loops: loops,
                            rules: rules, forwards: forwards, limits: limits, timeouts: timeouts,
-                           auditSync: auditSync, sourceFiles: sourceFiles)
+                           auditSync: auditSync, auth: authConfig, sourceFiles: sourceFiles)
     }
 
     /// C0 controls other than tab, and DEL: invisible in an editor, and NUL would cut a

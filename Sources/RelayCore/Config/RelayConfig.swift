@@ -21,6 +21,8 @@ public struct RelayConfig: Sendable {
     public var timeouts: RelayTimeouts
     /// Audit durability.
     public var auditSync: AuditSync
+    /// Proxy authentication.
+    public var auth: AuthConfig
     /// Every file read, main file first, then includes in the order they were parsed.
     public var sourceFiles: [String]
 
@@ -28,7 +30,7 @@ public struct RelayConfig: Sendable {
     public init(listeners: [ListenAddress], stateDir: String = RelayConfig.defaultStateDir,
                 loops: Int? = nil, rules: [DestinationRule] = [], forwards: [ForwardDirective] = [],
                 limits: RelayLimits = RelayLimits(), timeouts: RelayTimeouts = RelayTimeouts(),
-                auditSync: AuditSync = .normal, sourceFiles: [String] = []) {
+                auditSync: AuditSync = .normal, auth: AuthConfig = AuthConfig(), sourceFiles: [String] = []) {
         self.listeners = listeners
         self.stateDir = stateDir
         self.loops = loops
@@ -38,6 +40,7 @@ public struct RelayConfig: Sendable {
         self.limits = limits
         self.timeouts = timeouts
         self.auditSync = auditSync
+        self.auth = auth
         self.sourceFiles = sourceFiles
     }
 }

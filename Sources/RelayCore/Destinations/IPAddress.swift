@@ -39,3 +39,13 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension IPAddress {
+    /// 127.0.0.0/8 or ::1: reachable from this machine only.
+    public var isLoopback: Bool {
+        switch self {
+        case .v4(let address): return address.value >> 24 == 127
+        case .v6(let address): return address == IPv6Address(text: "::1")
+        }
+    }
+}

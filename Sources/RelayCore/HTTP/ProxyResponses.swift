@@ -45,3 +45,25 @@ public enum ProxyResponses {
         }
     }
 }
+
+extension ProxyResponses {
+    /// A `407` carrying one `Proxy-Authenticate` field per challenge (or another auth
+    /// refusal status without them). Kept alive only when `keepAlive`: the multi-message
+    /// schemes (NTLM, Negotiate) authenticate the connection the handshake runs on.
+    public static func authRefusal(_ reason: ReasonCode, status: Int, challenges: [String], keepAlive: Bool) -> [UInt8] {
+        let body = reason.rawValue + "\n"
+        var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        for challenge in challenges {
+            head += "Proxy-Authenticate: \(challenge)\r\n"
+        }
+        head += "Content-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n"
+        head += keepAlive ? "Proxy-Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n"
+        return Array((head + body).utf8)
+    }
+
+    /// The `200` to an accepted CONNECT, with a mutual-authentication token when there is one.
+    public static func connectEstablished(proxyAuthenticate: String?) -> [UInt8] {
+        guard let proxyAuthenticate else { return connectEstablished() }
+        return Array("HTTP/1.1 200 Connection established\r\nProxy-Authenticate: \(proxyAuthenticate)\r\n\r\n".utf8)
+    }
+}

@@ -14,11 +14,16 @@ public struct ProxySession {
         public var headLimits: HTTPHeadLimits
         /// The pseudonym in `Via: 1.1 <viaName>`.
         public var viaName: String
+        /// Whether every request must be tied to an authenticated principal before any
+        /// destination is decided or contacted.
+        public var requiresAuth: Bool
 
-        public init(registry: Registry, headLimits: HTTPHeadLimits = HTTPHeadLimits(), viaName: String = "dynrelay") {
+        public init(registry: Registry, headLimits: HTTPHeadLimits = HTTPHeadLimits(), viaName: String = "dynrelay",
+                    requiresAuth: Bool = false) {
             self.registry = registry
             self.headLimits = headLimits
             self.viaName = viaName
+            self.requiresAuth = requiresAuth
         }
     }
 
@@ -27,7 +32,17 @@ public struct ProxySession {
         case forward(pathAndQuery: String, hostHeader: String, framing: BodyFraming)
     }
 
-    /// A request that passed parsing and the registry, on its way to an upstream.
+    /// A request that parsed, waiting for its principal before the registry sees it.
+    private struct PendingRequest {
+        var head: HTTPRequestHead
+        var kind: Kind
+        var host: Host
+        var port: UInt16
+        var target: String
+        var startedAt: UInt64
+    }
+
+    /// A request that passed parsing, authentication and the registry, on its way to an upstream.
     private struct Request {
         var head: HTTPRequestHead
         var kind: Kind
@@ -41,6 +56,9 @@ public struct ProxySession {
         var onReusedLink = false
         /// Its open row is already written (a retry on a fresh connection).
         var openRecorded = false
+        var principal: AuthPrincipal?
+        /// Negotiate's mutual-authentication token, returned on the `200` of a CONNECT.
+        var mutualAuth: String?
     }
 
     /// A forwarded request and its response, streaming.
@@ -72,6 +90,8 @@ public struct ProxySession {
 
     private enum State {
         case readingHead
+        /// The driver is checking credentials; client reads are paused.
+        case authenticating(PendingRequest)
         case resolving(Request)
         /// The open record is being committed while the upstream connects; relaying starts
         /// when both are done. `candidates` are the checked addresses still to try.
@@ -90,6 +110,11 @@ public struct ProxySession {
     private var upstreamBuffer: [UInt8] = []
     private var upstream: UpstreamLink?
     private var headTimerRunning = false
+    /// Set by a connection-bound scheme (NTLM, Negotiate): later requests need no header.
+    private var connectionPrincipal: AuthPrincipal?
+    /// A `Proxy-Authorization` value already verified on this connection (Basic), so the
+    /// slow password check runs once per connection, not once per request.
+    private var verifiedCredentials: (value: String, principal: AuthPrincipal)?
 
     public init(settings: Settings) {
         self.settings = settings
@@ -107,6 +132,11 @@ public struct ProxySession {
     /// open tunnel, a request in flight) keeps the decision it got.
     public mutating func useRegistry(_ registry: Registry) {
         settings.registry = registry
+    }
+
+    /// A reload that turns proxy authentication on or off for requests decided from now on.
+    public mutating func useAuth(required: Bool) {
+        settings.requiresAuth = required
     }
 
     // MARK: Flow control the driver reads after every call
@@ -235,6 +265,22 @@ public struct ProxySession {
         case (_, .connectionLost):
             if !isFinished { closeAll(into: &actions) }
 
+        case (.authenticating(let pending), .authFinished(.granted(let principal, let scope, let mutualAuth))):
+            switch scope {
+            case .connection:
+                connectionPrincipal = principal
+                verifiedCredentials = nil
+            case .sameCredentials:
+                if let value = pending.head.headers.first("proxy-authorization") {
+                    verifiedCredentials = (value, principal)
+                }
+            case .request:
+                break
+            }
+            decide(pending, principal: principal, mutualAuth: mutualAuth, now: now, into: &actions)
+        case (.authenticating(let pending), .authFinished(.refused(let refusal))):
+            refuseAuthentication(refusal, pending: pending, now: now, into: &actions)
+
         case (.readingHead, .upstreamEOF), (.readingHead, .upstreamFailed):
             if upstream != nil {
                 upstream = nil
@@ -326,17 +372,66 @@ public struct ProxySession {
             let target = rawHost.bracketed ? "[\(rawHost.text)]:\(port)" : "\(rawHost.text):\(port)"
             return refuseUnrouted(error.reason, target: target, rule: nil, now: now, into: &actions)
         }
-        let target = Self.endpoint(host, port)
+        let pending = PendingRequest(head: head, kind: kind, host: host, port: port, target: Self.endpoint(host, port),
+                                     startedAt: now)
+        guard settings.requiresAuth else {
+            return decide(pending, principal: nil, mutualAuth: nil, now: now, into: &actions)
+        }
+        // Authentication comes before the registry: an unauthenticated client learns
+        // nothing about which destinations exist.
+        let offered = head.headers.values("proxy-authorization")
+        if offered.count > 1 {
+            return refuseUnrouted(.badCredentials, target: pending.target, rule: nil, now: now, into: &actions)
+        }
+        if let value = offered.first, let verified = verifiedCredentials, verified.value == value {
+            return decide(pending, principal: verified.principal, mutualAuth: nil, now: now, into: &actions)
+        }
+        if offered.isEmpty, let principal = connectionPrincipal {
+            return decide(pending, principal: principal, mutualAuth: nil, now: now, into: &actions)
+        }
+        state = .authenticating(pending)
+        actions.append(.authenticate(ProxyAuthRequest(authorization: offered.first, method: head.method,
+                                                      target: head.target)))
+    }
 
+    /// An authentication refusal: a 407 keeps the connection when the client can send its
+    /// next attempt on it (no body left unread, no close asked for); anything else closes.
+    private mutating func refuseAuthentication(_ refusal: ProxyAuthRefusal, pending: PendingRequest, now: UInt64,
+                                               into actions: inout [ProxySessionAction]) {
+        var bodiless = true
+        if case .forward(_, _, let framing) = pending.kind, framing != .none { bodiless = false }
+        let keepAlive = refusal.status == 407 && bodiless
+            && !ForwardRewriter.wantsClose(version: pending.head.version, headers: pending.head.headers)
+        actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: refusal.reason, target: pending.target,
+                                         status: refusal.status,
+                                         durationMs: ProxySessionTiming.milliseconds(from: pending.startedAt, to: now),
+                                         principal: refusal.claimedPrincipal, scheme: refusal.scheme,
+                                         reasonDetail: refusal.detail),
+                              awaitCommit: false))
+        actions.append(.sendToClient(ProxyResponses.authRefusal(refusal.reason, status: refusal.status,
+                                                                challenges: refusal.challenges, keepAlive: keepAlive)))
+        guard keepAlive else { return closeAll(into: &actions) }
+        state = .readingHead
+        if !clientBuffer.isEmpty {
+            processHead(now: now, into: &actions)
+        }
+    }
+
+    /// The registry decision for an authenticated (or auth-free) request, then the upstream.
+    private mutating func decide(_ pending: PendingRequest, principal: AuthPrincipal?, mutualAuth: String?, now: UInt64,
+                                 into actions: inout [ProxySessionAction]) {
+        let (head, kind, host, port, target) = (pending.head, pending.kind, pending.host, pending.port, pending.target)
         let rule: String
         switch settings.registry.decide(host: host, port: port) {
         case .allow(let allowRule): rule = allowRule
         case .deny(let denyRule, let reason):
-            return refuseUnrouted(reason, target: target, rule: denyRule, now: now, into: &actions)
+            return refuseUnrouted(reason, target: target, rule: denyRule, principal: principal, now: now, into: &actions)
         }
 
-        let request = Request(head: head, kind: kind, host: host, port: port, target: target, rule: rule,
-                              resolved: nil, startedAt: now)
+        var request = Request(head: head, kind: kind, host: host, port: port, target: target, rule: rule,
+                              resolved: nil, startedAt: pending.startedAt)
+        request.principal = principal
+        request.mutualAuth = mutualAuth
 
         if let link = upstream {
             // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
@@ -398,7 +493,9 @@ public struct ProxySession {
         case .forward: event = .requestOpen
         }
         return .audit(AuditEntry(event: event, decision: .allow, reason: .allowed, target: request.target,
-                                 resolved: request.resolved, rule: request.rule), awaitCommit: true)
+                                 resolved: request.resolved, rule: request.rule,
+                                 principal: request.principal?.name, scheme: request.principal?.scheme),
+                      awaitCommit: true)
     }
 
     /// Every address failed after the open row was written: its close row carries why, and
@@ -420,7 +517,8 @@ public struct ProxySession {
         }
         return AuditEntry(event: event, decision: .allow, reason: reason, target: request.target,
                           resolved: request.resolved, rule: request.rule, status: status,
-                          durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now))
+                          durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now),
+                          principal: request.principal?.name, scheme: request.principal?.scheme)
     }
 
     private mutating func startRelaying(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
@@ -429,8 +527,8 @@ public struct ProxySession {
             state = .tunnelled
             upstream = nil
             let context = TunnelContext(target: request.target, resolved: request.resolved ?? "",
-                                        rule: request.rule, startedAt: request.startedAt)
-            actions.append(.startTunnel(context, established: ProxyResponses.connectEstablished(),
+                                        rule: request.rule, startedAt: request.startedAt, principal: request.principal)
+            actions.append(.startTunnel(context, established: ProxyResponses.connectEstablished(proxyAuthenticate: request.mutualAuth),
                                         clientLeftover: clientBuffer))
             clientBuffer = []
         case .forward(let pathAndQuery, let hostHeader, let framing):
@@ -660,7 +758,8 @@ public struct ProxySession {
         return AuditEntry(event: .requestClose, decision: .allow, reason: reason, target: request.target,
                           resolved: request.resolved, rule: request.rule, status: exchange.status,
                           bytesUp: exchange.bytesUp, bytesDown: exchange.bytesDown,
-                          durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now))
+                          durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now),
+                          principal: request.principal?.name, scheme: request.principal?.scheme)
     }
 
     /// Refuses a request that got as far as `request` (nil: refused while parsing).
@@ -672,15 +771,16 @@ public struct ProxySession {
         }
         refuseUnrouted(reason, target: request?.target, rule: request?.rule, resolved: request?.resolved,
                        durationMs: request.map { ProxySessionTiming.milliseconds(from: $0.startedAt, to: now) },
-                       now: now, into: &actions)
+                       principal: request?.principal, now: now, into: &actions)
     }
 
     private mutating func refuseUnrouted(_ reason: ReasonCode, target: String?, rule: String?, resolved: String? = nil,
-                                         durationMs: Int64? = nil, now: UInt64,
+                                         durationMs: Int64? = nil, principal: AuthPrincipal? = nil, now: UInt64,
                                          into actions: inout [ProxySessionAction]) {
         let status = reason.refusalStatus ?? 400
         actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: reason, target: target,
-                                         resolved: resolved, rule: rule, status: status, durationMs: durationMs),
+                                         resolved: resolved, rule: rule, status: status, durationMs: durationMs,
+                                         principal: principal?.name, scheme: principal?.scheme),
                               awaitCommit: false))
         actions.append(.sendToClient(ProxyResponses.refusal(reason, status: status)))
         closeAll(into: &actions)

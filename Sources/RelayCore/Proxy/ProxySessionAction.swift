@@ -17,6 +17,9 @@ public enum ProxySessionAction: Equatable, Sendable {
     /// CONNECT is established: write `established` to the client, then relay raw bytes both ways,
     /// starting with `clientLeftover` (bytes the client sent right after its head) towards upstream.
     case startTunnel(TunnelContext, established: [UInt8], clientLeftover: [UInt8])
+    /// Authenticate this request; answer with `.authFinished`. The driver keeps whatever a
+    /// connection-bound scheme (NTLM, Negotiate) needs between the messages of a handshake.
+    case authenticate(ProxyAuthRequest)
     /// Arm / disarm the request-head timer.
     case startHeaderTimer
     case stopHeaderTimer
@@ -39,10 +42,17 @@ public struct AuditEntry: Equatable, Sendable {
     public var bytesUp: Int64
     public var bytesDown: Int64
     public var durationMs: Int64?
+    /// Who the request ran for (or, on an authentication refusal, who the client claimed to be).
+    public var principal: String?
+    /// The authentication scheme used or tried.
+    public var scheme: String?
+    /// Words added to the reason in the audit row (`gss-error: <GSS status>`), never a secret.
+    public var reasonDetail: String?
 
     public init(event: AuditEvent, decision: AuditDecision, reason: ReasonCode, target: String? = nil,
                 resolved: String? = nil, rule: String? = nil, status: Int? = nil,
-                bytesUp: Int64 = 0, bytesDown: Int64 = 0, durationMs: Int64? = nil) {
+                bytesUp: Int64 = 0, bytesDown: Int64 = 0, durationMs: Int64? = nil,
+                principal: String? = nil, scheme: String? = nil, reasonDetail: String? = nil) {
         self.event = event
         self.decision = decision
         self.reason = reason
@@ -53,6 +63,15 @@ public struct AuditEntry: Equatable, Sendable {
         self.bytesUp = bytesUp
         self.bytesDown = bytesDown
         self.durationMs = durationMs
+        self.principal = principal
+        self.scheme = scheme
+        self.reasonDetail = reasonDetail
+    }
+
+    /// The `reason` column: the code, then any detail.
+    public var reasonText: String {
+        guard let reasonDetail else { return reason.rawValue }
+        return "\(reason.rawValue): \(reasonDetail)"
     }
 }
 
@@ -63,11 +82,14 @@ public struct TunnelContext: Equatable, Sendable {
     public var rule: String
     /// Monotonic nanoseconds when the request head was complete.
     public var startedAt: UInt64
+    /// Who the tunnel runs for; nil without proxy authentication.
+    public var principal: AuthPrincipal?
 
-    public init(target: String, resolved: String, rule: String, startedAt: UInt64) {
+    public init(target: String, resolved: String, rule: String, startedAt: UInt64, principal: AuthPrincipal? = nil) {
         self.target = target
         self.resolved = resolved
         self.rule = rule
         self.startedAt = startedAt
+        self.principal = principal
     }
 }

@@ -14,6 +14,8 @@ public enum ProxySessionEvent: Sendable {
     /// The upstream connection failed mid-exchange (reset, write error).
     case upstreamFailed
     case headerTimeout
+    /// The answer to `.authenticate`.
+    case authFinished(ProxyAuthOutcome)
     /// The client connection failed (reset, write error), went idle too long, or the server
     /// is stopping: audit what was in flight with this reason and close everything.
     case connectionLost(ReasonCode)

@@ -18,9 +18,9 @@ final class AuditSink: Sendable {
                 committed: (@Sendable (Bool) -> Void)? = nil) {
         let record = AuditRecord(
             event: entry.event, timestampMicros: AuditTimestamp.nowMicros(), session: identity.session,
-            client: identity.client, listener: identity.listener, principal: nil, scheme: nil,
+            client: identity.client, listener: identity.listener, principal: entry.principal, scheme: entry.scheme,
             target: entry.target, resolved: entry.resolved, rule: entry.rule, decision: entry.decision,
-            reason: entry.reason.rawValue, status: entry.status, bytesUp: entry.bytesUp,
+            reason: entry.reasonText, status: entry.status, bytesUp: entry.bytesUp,
             bytesDown: entry.bytesDown, durationMs: entry.durationMs, tlsVersion: nil, tlsCipher: nil,
             simulated: false)
         let level: RelayLog.Level = entry.decision == .deny || entry.reason.isFailure ? .notice : .info
@@ -42,6 +42,8 @@ final class AuditSink: Sendable {
         if let target = entry.target { line += " target=\(target)" }
         if let resolved = entry.resolved { line += " resolved=\(resolved)" }
         if let rule = entry.rule { line += " rule=\(rule)" }
+        if let principal = entry.principal { line += " principal=\(RelayLog.quoted(principal))" }
+        if let scheme = entry.scheme { line += " scheme=\(scheme)" }
         line += " decision=\(entry.decision.rawValue) reason=\(entry.reason.rawValue)"
         if let status = entry.status { line += " status=\(status)" }
         if entry.event == .tunnelClose || entry.event == .requestClose || entry.event == .forwardClose {

@@ -23,6 +23,10 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private var toUpstream: BufferedWriter?
     private var upstreamReading = false
     private var connectAttempt: ConnectAttempt?
+    /// Created at the first request that needs it; holds connection-bound handshakes.
+    private var authenticator: ConnectionAuthenticator?
+    /// The configuration's authenticator, followed across reloads.
+    private var currentAuthenticator: ProxyAuthenticator?
     private var headerTimer: LoopTimer?
     private var lingerTimer: LoopTimer?
     private var clientEOF = false
@@ -37,6 +41,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         self.settings = context.shared.settings
         self.identity = identity
         self.session = ProxySession(settings: settings.session)
+        self.currentAuthenticator = settings.authenticator
         self.client = StreamSocket(fd: fd, loop: context.loop)
         self.toClient = BufferedWriter(socket: client)
         self.lastActivity = monotonicNanos()
@@ -110,7 +115,14 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let current = context.shared.settingsGeneration
         guard current != settingsGeneration else { return }
         settingsGeneration = current
-        session.useRegistry(context.shared.settings.session.registry)
+        let reloaded = context.shared.settings
+        session.useRegistry(reloaded.session.registry)
+        // Auth follows reloads too: a config that adds auth must not leave kept-alive
+        // connections unauthenticated. A principal already proven stays proven.
+        session.useAuth(required: reloaded.session.requiresAuth)
+        authenticator?.close()
+        authenticator = nil
+        currentAuthenticator = reloaded.authenticator
     }
 
     private var wantsClient: Bool {
@@ -175,6 +187,8 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 audit(entry, awaitCommit: awaitCommit)
             case .startTunnel(let tunnel, let established, let leftover):
                 startTunnel(tunnel, established: established, leftover: leftover)
+            case .authenticate(let request):
+                authenticate(request)
             case .startHeaderTimer:
                 headerTimer = context.loop.scheduleTimer(after: settings.timeouts.header) { [self] in
                     deliver(.headerTimeout)
@@ -250,6 +264,19 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         }
     }
 
+    private func authenticate(_ request: ProxyAuthRequest) {
+        guard let shared = currentAuthenticator else {
+            // Unreachable: sessions ask only when the settings carry an authenticator.
+            return context.loop.execute { [self] in
+                deliver(.authFinished(.refused(ProxyAuthRefusal(reason: .internalError))))
+            }
+        }
+        let auth = authenticator ?? ConnectionAuthenticator(shared: shared, loop: context.loop,
+                                                            clientAddress: identity.client)
+        authenticator = auth
+        auth.authenticate(request) { [self] outcome in deliver(.authFinished(outcome)) }
+    }
+
     private func startTunnel(_ tunnel: TunnelContext, established: [UInt8], leftover: [UInt8]) {
         guard let socket = upstream else {
             // The session only tunnels once connected; without an upstream there is nothing to relay.
@@ -262,6 +289,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         headerTimer = nil
         finished = true
         breakCycles()
+        authenticator?.close()
         context.untrack(self)
         let clientFD = client.detachFD()
         let upstreamFD = socket.detachFD()
@@ -338,6 +366,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         lingerTimer?.cancel()
         closeUpstream()
         breakCycles()
+        authenticator?.close()
         client.close()
         context.untrack(self)
         context.shared.connectionClosed()

@@ -8,6 +8,8 @@ struct RuntimeSettings: Sendable {
     var session: ProxySession.Settings
     var limits: RelayLimits
     var timeouts: RelayTimeouts
+    /// Proxy authentication; nil when the config says no scheme.
+    var authenticator: ProxyAuthenticator?
 }
 
 /// What every loop shares: resolver, audit, log, the current settings and the connection count.

@@ -63,7 +63,8 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
         let entry = AuditEntry(event: closeEvent, decision: .allow, reason: reason, target: tunnel.target,
                                resolved: tunnel.resolved, rule: tunnel.rule, bytesUp: Int64(result.bytesAtoB),
                                bytesDown: Int64(down),
-                               durationMs: ProxySessionTiming.milliseconds(from: tunnel.startedAt, to: monotonicNanos()))
+                               durationMs: ProxySessionTiming.milliseconds(from: tunnel.startedAt, to: monotonicNanos()),
+                               principal: tunnel.principal?.name, scheme: tunnel.principal?.scheme)
         context.shared.audit.record(entry, identity: identity)
         context.shared.connectionClosed()
     }

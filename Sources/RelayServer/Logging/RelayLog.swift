@@ -39,3 +39,23 @@ public struct RelayLog: Sendable {
         }
     }
 }
+
+extension RelayLog {
+    /// A client-supplied word (a claimed user name) made safe for a one-line `key=value`
+    /// log: printable ASCII other than space, quote and backslash passes as is; anything
+    /// else is quoted with `\xNN` escapes, so no name can forge a field or a line.
+    static func quoted(_ text: String) -> String {
+        let safe = !text.isEmpty && text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != 0x22 && $0 != 0x5c }
+        if safe { return text }
+        var out = "\""
+        for byte in text.utf8 {
+            if byte >= 0x20 && byte < 0x7f && byte != 0x22 && byte != 0x5c {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16)
+                out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,104 @@
+/// Counts authentication failures and says who is locked out (a pure value; the server
+/// keeps one behind a lock and supplies the time).
+///
+/// Two limits, each over a sliding `window`:
+/// - a **source address** with `sourceFailures` failures, whatever names it tried, is
+///   locked out entirely (a guesser spraying many accounts);
+/// - a **principal** with `principalFailures` failures is locked against the sources that
+///   failed for it (a guesser working on one account, even from several addresses).
+///
+/// A source that never failed for a principal is not locked by that principal's count, so
+/// an attacker elsewhere cannot lock the real user out, and a success costs one lookup: the
+/// user's own logins do not pay for others' failures. A success clears its own pair only.
+public struct LockoutTracker: Sendable {
+    /// Limits and times, in seconds.
+    public struct Policy: Sendable, Equatable {
+        public var principalFailures: Int
+        public var sourceFailures: Int
+        public var window: UInt64
+        public var duration: UInt64
+        public init(principalFailures: Int, sourceFailures: Int, window: UInt64, duration: UInt64) {
+            self.principalFailures = principalFailures
+            self.sourceFailures = sourceFailures
+            self.window = window
+            self.duration = duration
+        }
+    }
+
+    private struct Counter {
+        var failures: [UInt64] = []
+        var lockedUntil: UInt64 = 0
+
+        mutating func prune(now: UInt64, window: UInt64) {
+            let cutoff = now >= window ? now - window : 0
+            failures.removeAll { $0 < cutoff }
+        }
+    }
+
+    private struct Pair: Hashable {
+        var principal: String
+        var source: String
+    }
+
+    public let policy: Policy
+    /// Most keys remembered per table; beyond it the stalest are dropped, so a flood of
+    /// made-up names cannot grow memory without bound.
+    public let capacity: Int
+    private var sources: [String: Counter] = [:]
+    private var principals: [String: Counter] = [:]
+    private var pairs: [Pair: Int] = [:]
+
+    public init(policy: Policy, capacity: Int = 100_000) {
+        self.policy = policy
+        self.capacity = capacity
+    }
+
+    /// Whether `source` (and, when named, `principal` from it) may try now.
+    public func isLocked(principal: String?, source: String, now: UInt64) -> Bool {
+        if let counter = sources[source], counter.lockedUntil > now { return true }
+        guard let principal, let counter = principals[principal], counter.lockedUntil > now else { return false }
+        return (pairs[Pair(principal: principal, source: source)] ?? 0) > 0
+    }
+
+    /// Records a failed attempt; returns true when it (newly or still) locks the source or
+    /// the principal for that source.
+    @discardableResult
+    public mutating func recordFailure(principal: String?, source: String, now: UInt64) -> Bool {
+        var locked = Self.bump(&sources, key: source, limit: policy.sourceFailures, now: now, policy: policy,
+                               capacity: capacity)
+        if let principal {
+            pairs[Pair(principal: principal, source: source), default: 0] += 1
+            locked = Self.bump(&principals, key: principal, limit: policy.principalFailures, now: now, policy: policy,
+                               capacity: capacity) || locked
+            if pairs.count > capacity { pairs.removeAll(keepingCapacity: true) }
+        }
+        return locked
+    }
+
+    /// A success clears this source's failures for this principal (not the source's count
+    /// for other names, nor other sources' failures).
+    public mutating func recordSuccess(principal: String, source: String) {
+        pairs.removeValue(forKey: Pair(principal: principal, source: source))
+    }
+
+    private static func bump(_ table: inout [String: Counter], key: String, limit: Int, now: UInt64, policy: Policy,
+                             capacity: Int) -> Bool {
+        var counter = table[key] ?? Counter()
+        counter.prune(now: now, window: policy.window)
+        counter.failures.append(now)
+        if counter.failures.count >= limit {
+            counter.lockedUntil = now + policy.duration
+            counter.failures.removeAll()
+        }
+        let locked = counter.lockedUntil > now
+        table[key] = counter
+        if table.count > capacity { evictStale(&table, now: now, policy: policy, capacity: capacity) }
+        return locked
+    }
+
+    private static func evictStale(_ table: inout [String: Counter], now: UInt64, policy: Policy, capacity: Int) {
+        let cutoff = now >= policy.window ? now - policy.window : 0
+        table = table.filter { $0.value.lockedUntil > now || ($0.value.failures.last ?? 0) >= cutoff }
+        if table.count > capacity { table.removeAll(keepingCapacity: true) }
+    }
+}

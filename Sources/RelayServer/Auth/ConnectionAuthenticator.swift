@@ -1,0 +1,300 @@
+import RelayCore
+import RelayIO
+
+/// Authenticates the requests of one client connection, keeping what the multi-message
+/// schemes need between messages (the NTLM handshake, the GSS-API context, a reserved
+/// helper). Every answer is delivered later on the connection's loop, never inside the
+/// call, so the session never sees an outcome arrive while it is still issuing actions.
+/// Loop-confined: touched only on its loop's thread.
+final class ConnectionAuthenticator: @unchecked Sendable {
+    typealias Completion = @Sendable (ProxyAuthOutcome) -> Void
+
+    private let shared: ProxyAuthenticator
+    private let loop: EventLoop
+    /// The client's address without port: what source lockouts count.
+    private let source: String
+    private var ntlm: NTLMHandshake?
+    /// A helper process reserved for this connection's NTLM or Negotiate handshake.
+    private var helperConversations: [AuthConfig.Scheme: HelperConversation] = [:]
+    private var negotiateContext: NegotiateContext?
+
+    init(shared: ProxyAuthenticator, loop: EventLoop, clientAddress: String) {
+        self.shared = shared
+        self.loop = loop
+        self.source = Self.host(of: clientAddress)
+    }
+
+    /// Releases what a connection-bound handshake holds (a reserved helper process).
+    func close() {
+        for conversation in helperConversations.values { conversation.finish() }
+        helperConversations = [:]
+        negotiateContext = nil
+    }
+
+    func authenticate(_ request: ProxyAuthRequest, completion: @escaping Completion) {
+        let answer: Completion = { [loop] outcome in loop.execute { completion(outcome) } }
+        if shared.isLocked(principal: nil, source: source) {
+            return answer(.refused(ProxyAuthRefusal(reason: .lockedOut)))
+        }
+        guard let value = request.authorization else {
+            return answer(refusal(.authRequired))
+        }
+        let authorization: ProxyAuthorization
+        do {
+            authorization = try ProxyAuthorization(parsing: value)
+        } catch {
+            return answer(.refused(ProxyAuthRefusal(reason: .badCredentials)))
+        }
+        let offered = shared.config.schemes.first { authorization.hasScheme($0.wireName) }
+        guard let scheme = offered else {
+            return answer(refusal(.unsupportedAuth, scheme: authorization.scheme))
+        }
+        switch scheme {
+        case .basic: basic(authorization, answer: answer)
+        case .digest: digest(authorization, request: request, answer: answer)
+        case .ntlm: ntlm(authorization, answer: answer)
+        case .negotiate: negotiate(authorization, answer: answer)
+        }
+    }
+
+    // MARK: Basic
+
+    private func basic(_ authorization: ProxyAuthorization, answer: @escaping Completion) {
+        guard let credentials = try? BasicCredentials(authorization) else {
+            return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Basic")))
+        }
+        let user = credentials.user
+        if shared.isLocked(principal: user, source: source) {
+            return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: user, scheme: "Basic")))
+        }
+        let finish: @Sendable (ReasonCode?) -> Void = { [shared, source] failure in
+            answer(Self.settle(shared, failure, user: user, scheme: .basic, source: source, scope: .sameCredentials))
+        }
+        if let helper = shared.helpers.basic {
+            return helper.basic(user: user, password: credentials.password) { verdict in
+                finish(Self.reason(for: verdict))
+            }
+        }
+        guard let store = shared.store else { return finish(.unknownUser) }
+        let token = shared.cache.token(user: user, password: credentials.password)
+        let now = monotonicNanos()
+        if shared.cache.contains(token, generation: store.generation, now: now) {
+            return finish(nil)
+        }
+        let password = credentials.password
+        let submitted = shared.workers.submit { [shared] in
+            let generation = store.generation
+            switch store.verifyBasic(user: user, password: password) {
+            case true?:
+                shared.cache.insert(token, generation: generation, now: monotonicNanos())
+                finish(nil)
+            case false?: finish(.badPassword)
+            case nil: finish(.unknownUser)
+            }
+        }
+        if !submitted { finish(.authUnavailable) }
+    }
+
+    // MARK: Digest
+
+    private func digest(_ authorization: ProxyAuthorization, request: ProxyAuthRequest, answer: @escaping Completion) {
+        guard let digest = shared.digest, let credentials = try? DigestCredentials(authorization) else {
+            return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Digest")))
+        }
+        let store = shared.store
+        let claimed = credentials.userhash
+            ? store?.userForUserhash(credentials.username.lowercased(), realm: digest.configuration.realm,
+                                     algorithm: credentials.algorithm)
+            : credentials.username
+        if shared.isLocked(principal: claimed, source: source) {
+            return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: "Digest")))
+        }
+        let verify: @Sendable ([UInt8]?) -> Void = { [shared, source] helperHA1 in
+            let verification = digest.verify(
+                credentials, method: request.method, requestTarget: request.target, now: ProxyAuthenticator.unixTime(),
+                userForUserhash: { hash, realm, algorithm in store?.userForUserhash(hash, realm: realm, algorithm: algorithm) },
+                ha1: { user, realm, algorithm in
+                    if shared.helpers.digest != nil { return algorithm == .md5 ? helperHA1 : nil }
+                    return store?.digestHA1(user: user, realm: realm, algorithm: algorithm)
+                })
+            switch verification {
+            case .ok(let user):
+                answer(Self.settle(shared, nil, user: user, scheme: .digest, source: source, scope: .request))
+            case .stale:
+                answer(.refused(ProxyAuthRefusal(reason: .staleNonce, claimedPrincipal: claimed, scheme: "Digest",
+                                                 challenges: shared.challenges(stale: true))))
+            case .failed(let failure):
+                answer(Self.settle(shared, ReasonCode(failure), user: claimed, scheme: .digest, source: source,
+                                   scope: .request))
+            }
+        }
+        guard let helper = shared.helpers.digest else { return verify(nil) }
+        guard !credentials.userhash else { return verify(nil) }
+        helper.digestHA1(user: credentials.username, realm: digest.configuration.realm) { ha1 in
+            verify(ha1)
+        }
+    }
+
+    // MARK: NTLM
+
+    private func ntlm(_ authorization: ProxyAuthorization, answer: @escaping Completion) {
+        guard let configuration = shared.ntlm else { return answer(refusal(.unsupportedAuth, scheme: "NTLM")) }
+        if let helpers = shared.helpers.ntlm {
+            return helperHandshake(authorization, scheme: .ntlm, pool: helpers, answer: answer)
+        }
+        let message = authorization.token68.flatMap {
+            try? AuthCrypto.base64Decode($0, maxDecodedCount: NTLMAuthenticateMessage.maxLength)
+        }
+        // The claimed name, for the lockout check before any verification work.
+        let claimed = message.flatMap { try? NTLMAuthenticateMessage(parsing: $0) }?.user
+        if let claimed, shared.isLocked(principal: claimed, source: source) {
+            ntlm = nil
+            return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: "NTLM")))
+        }
+        var handshake = ntlm ?? NTLMHandshake(configuration: configuration)
+        let store = shared.store
+        var storedName: String?
+        let action = handshake.receive(authorization, unixTime: ProxyAuthenticator.unixTime()) { user, _ in
+            guard let found = store?.ntHash(user: user) else { return nil }
+            storedName = found.name
+            return found.hash
+        }
+        switch action {
+        case .sendChallenge(let challenge):
+            ntlm = handshake
+            answer(.refused(ProxyAuthRefusal(reason: .authContinue, scheme: "NTLM",
+                                             challenges: ["NTLM " + AuthCrypto.base64Encode(challenge)])))
+        case .authenticated(let user, _):
+            ntlm = nil
+            answer(Self.settle(shared, nil, user: storedName ?? user, scheme: .ntlm, source: source, scope: .connection))
+        case .failed(let failure, _):
+            // A failed handshake is over; the client may start a new one on this connection.
+            ntlm = nil
+            answer(Self.settle(shared, ReasonCode(failure), user: claimed, scheme: .ntlm, source: source,
+                               scope: .connection))
+        }
+    }
+
+    // MARK: Negotiate
+
+    private func negotiate(_ authorization: ProxyAuthorization, answer: @escaping Completion) {
+        if let helpers = shared.helpers.negotiate {
+            return helperHandshake(authorization, scheme: .negotiate, pool: helpers, answer: answer)
+        }
+        guard let acceptor = shared.negotiate,
+              let token = authorization.token68.flatMap({ try? AuthCrypto.base64Decode($0, maxDecodedCount: 64 * 1024) }),
+              !token.isEmpty
+        else {
+            return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Negotiate")))
+        }
+        let context = negotiateContext ?? acceptor.makeContext()
+        negotiateContext = context
+        let submitted = shared.workers.submit { [shared, source, loop] in
+            let step = context.accept(token)
+            loop.execute { [self] in
+                if case .continueNeeded = step {} else { negotiateContext = nil }
+                answer(Self.negotiateOutcome(step, shared: shared, source: source))
+            }
+        }
+        if !submitted { answer(.refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: "Negotiate"))) }
+    }
+
+    // MARK: Helpers
+
+    private func helperHandshake(_ authorization: ProxyAuthorization, scheme: AuthConfig.Scheme, pool: StatefulHelperPool,
+                                 answer: @escaping Completion) {
+        guard let token = authorization.token68.flatMap({ try? AuthCrypto.base64Decode($0, maxDecodedCount: 64 * 1024) }),
+              !token.isEmpty else {
+            return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
+        }
+        let first = helperConversations[scheme] == nil
+        guard let talk = helperConversations[scheme] ?? pool.begin() else {
+            return answer(.refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: scheme.wireName)))
+        }
+        helperConversations[scheme] = talk
+        talk.send(token: token, first: first) { [self, shared, source] reply in
+            loop.execute { [self] in
+                let outcome = Self.helperOutcome(reply, scheme: scheme, shared: shared, source: source)
+                if case .refused(let refusal) = outcome, refusal.reason == .authContinue {
+                    return answer(outcome)
+                }
+                helperConversations.removeValue(forKey: scheme)?.finish()
+                answer(outcome)
+            }
+        }
+    }
+
+    // MARK: Outcomes
+
+    /// Records the result for lockouts and turns it into the session's outcome.
+    private static func settle(_ shared: ProxyAuthenticator, _ failure: ReasonCode?, user: String?,
+                               scheme: AuthConfig.Scheme, source: String, scope: AuthScope) -> ProxyAuthOutcome {
+        guard let failure else {
+            let name = user ?? ""
+            shared.recordSuccess(principal: name, source: source)
+            return .granted(AuthPrincipal(name: name, scheme: scheme.wireName), scope: scope)
+        }
+        if failure != .authUnavailable && failure != .internalError {
+            shared.recordFailure(principal: user, source: source)
+        }
+        let challenges = failure.refusalStatus == 407 ? shared.challenges() : []
+        return .refused(ProxyAuthRefusal(reason: failure, claimedPrincipal: user, scheme: scheme.wireName,
+                                         challenges: challenges))
+    }
+
+    private func refusal(_ reason: ReasonCode, scheme: String? = nil) -> ProxyAuthOutcome {
+        .refused(ProxyAuthRefusal(reason: reason, scheme: scheme, challenges: shared.challenges()))
+    }
+
+    private static func reason(for verdict: HelperVerdict) -> ReasonCode? {
+        switch verdict {
+        case .ok: return nil
+        case .err: return .badPassword
+        case .broken, .overloaded: return .authUnavailable
+        }
+    }
+
+    private static func negotiateOutcome(_ step: NegotiateStep, shared: ProxyAuthenticator, source: String) -> ProxyAuthOutcome {
+        switch step {
+        case .continueNeeded(let token):
+            return .refused(ProxyAuthRefusal(reason: .authContinue, scheme: "Negotiate",
+                                             challenges: ["Negotiate " + AuthCrypto.base64Encode(token)]))
+        case .complete(let principal, let token):
+            shared.recordSuccess(principal: principal, source: source)
+            let mutual = token.flatMap { $0.isEmpty ? nil : "Negotiate " + AuthCrypto.base64Encode($0) }
+            return .granted(AuthPrincipal(name: principal, scheme: "Negotiate"), scope: .connection, mutualAuth: mutual)
+        case .failed(let detail):
+            shared.recordFailure(principal: nil, source: source)
+            return .refused(ProxyAuthRefusal(reason: .gssError, detail: detail, scheme: "Negotiate",
+                                             challenges: shared.challenges()))
+        }
+    }
+
+    private static func helperOutcome(_ reply: HelperTokenAnswer, scheme: AuthConfig.Scheme, shared: ProxyAuthenticator,
+                                      source: String) -> ProxyAuthOutcome {
+        switch reply {
+        case .continue(let token):
+            return .refused(ProxyAuthRefusal(reason: .authContinue, scheme: scheme.wireName,
+                                             challenges: ["\(scheme.wireName) " + AuthCrypto.base64Encode(token)]))
+        case .done(let user, let token):
+            shared.recordSuccess(principal: user, source: source)
+            let mutual = token.flatMap { $0.isEmpty ? nil : "\(scheme.wireName) " + AuthCrypto.base64Encode($0) }
+            return .granted(AuthPrincipal(name: user, scheme: scheme.wireName), scope: .connection, mutualAuth: mutual)
+        case .failed:
+            shared.recordFailure(principal: nil, source: source)
+            return .refused(ProxyAuthRefusal(reason: scheme == .negotiate ? .gssError : .badPassword,
+                                             detail: scheme == .negotiate ? "helper refused the token" : nil,
+                                             scheme: scheme.wireName, challenges: shared.challenges()))
+        case .broken:
+            return .refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: scheme.wireName))
+        }
+    }
+
+    /// `1.2.3.4:5678` → `1.2.3.4`; `[::1]:5678` → `::1`.
+    static func host(of address: String) -> String {
+        guard let colon = address.lastIndex(of: ":") else { return address }
+        var host = address[..<colon]
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        return String(host)
+    }
+}

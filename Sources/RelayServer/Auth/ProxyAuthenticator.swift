@@ -1,0 +1,81 @@
+import Glibc
+import RelayCore
+import RelayIO
+import Synchronization
+
+/// Proxy authentication for one configuration: the schemes a `407` offers, their
+/// credential sources, the lockout table and the verified-login cache. Shared by every
+/// loop; a reload builds a new one and connections keep the one they started with.
+/// Per-connection handshake state lives in `ConnectionAuthenticator`.
+final class ProxyAuthenticator: Sendable {
+    let config: AuthConfig
+    let store: (any CredentialStore)?
+    let digest: DigestAuthenticator?
+    let ntlm: NTLMHandshake.Configuration?
+    let helpers: AuthHelpers
+    let negotiate: NegotiateAcceptor?
+    /// Password KDFs and GSS-API calls: CPU-heavy or blocking, never on a loop.
+    let workers = WorkerPool(label: "dynrelay.auth", threads: 2, maxWaiting: 4096)
+    let cache: VerifiedCredentialCache
+    private let lockout: Mutex<LockoutTracker>
+
+    /// `digestKey` signs Digest nonces; deriving it from a persistent secret keeps nonces
+    /// valid across reloads and restarts.
+    init(config: AuthConfig, store: (any CredentialStore)?, digestKey: [UInt8], helpers: AuthHelpers,
+         negotiate: NegotiateAcceptor?) {
+        self.config = config
+        self.store = store
+        self.helpers = helpers
+        self.negotiate = negotiate
+        digest = config.digest.map {
+            DigestAuthenticator(configuration: .init(realm: $0.realm, serverKey: digestKey, algorithms: $0.algorithms,
+                                                     nonceLifetime: UInt64($0.nonceLifetime.components.seconds),
+                                                     offerUserhash: store != nil && config.helper(for: .digest) == nil))
+        }
+        ntlm = config.ntlm.map { NTLMHandshake.Configuration(domain: $0.domain, computerName: "DYNRELAY") }
+        cache = VerifiedCredentialCache(ttl: config.cacheTTL.monotonicNanos)
+        let lockoutConfig = config.lockout
+        lockout = Mutex(LockoutTracker(policy: .init(
+            principalFailures: lockoutConfig.principalFailures, sourceFailures: lockoutConfig.sourceFailures,
+            window: UInt64(lockoutConfig.window.components.seconds),
+            duration: UInt64(lockoutConfig.duration.components.seconds))))
+    }
+
+    /// One `Proxy-Authenticate` value per configured scheme, strongest first.
+    func challenges(stale: Bool = false) -> [String] {
+        var result: [String] = []
+        for scheme in config.schemes {
+            switch scheme {
+            case .negotiate: result.append("Negotiate")
+            case .ntlm: result.append("NTLM")
+            case .digest:
+                if let digest {
+                    result += digest.challenges(now: Self.unixTime(), stale: stale).map(\.headerValue)
+                }
+            case .basic:
+                result.append("Basic realm=\"\(config.basic?.realm ?? AuthConfig.defaultRealm)\", charset=\"UTF-8\"")
+            }
+        }
+        return result
+    }
+
+    func isLocked(principal: String?, source: String) -> Bool {
+        let now = Self.unixTime()
+        return lockout.withLock { $0.isLocked(principal: principal, source: source, now: now) }
+    }
+
+    func recordFailure(principal: String?, source: String) {
+        let now = Self.unixTime()
+        lockout.withLock { _ = $0.recordFailure(principal: principal, source: source, now: now) }
+    }
+
+    func recordSuccess(principal: String, source: String) {
+        lockout.withLock { $0.recordSuccess(principal: principal, source: source) }
+    }
+
+    static func unixTime() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(max(0, now.tv_sec))
+    }
+}

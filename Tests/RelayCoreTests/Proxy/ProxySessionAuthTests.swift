@@ -1,0 +1,169 @@
+import Testing
+@testable import RelayCore
+
+/// The session's side of proxy authentication: nothing is decided or contacted before a
+/// principal, 407s keep the connection for the next attempt, and principals reach the audit.
+@Suite struct ProxySessionAuthTests {
+    static func session() throws -> ProxySession {
+        var settings = try ProxySessionTests.settings()
+        settings.requiresAuth = true
+        return ProxySession(settings: settings)
+    }
+
+    static let alice = AuthPrincipal(name: "alice", scheme: "Basic")
+    static let challenge = ProxyAuthRefusal(reason: .authRequired, challenges: ["Basic realm=\"r\""])
+
+    static func authRequests(_ actions: [ProxySessionAction]) -> [ProxyAuthRequest] {
+        actions.compactMap { if case .authenticate(let request) = $0 { return request } else { return nil } }
+    }
+
+    @Test func theRegistryIsNotConsultedBeforeAuthenticationEvenForUnregisteredTargets() throws {
+        var session = try Self.session()
+        let head = ProxySessionTests.bytes("CONNECT unregistered.example:443 HTTP/1.1\r\n\r\n")
+        for split in 0...head.count {
+            var fresh = session
+            let actions = ProxySessionTests.feed(&fresh, head, splitAt: [split])
+            #expect(Self.authRequests(actions) == [ProxyAuthRequest(authorization: nil, method: "CONNECT",
+                                                                    target: "unregistered.example:443")], "split \(split)")
+            #expect(ProxySessionTests.auditEntries(actions).isEmpty)
+            #expect(!fresh.wantsClientBytes)
+        }
+        _ = ProxySessionTests.feed(&session, head)
+        let refused = session.handle(.authFinished(.refused(Self.challenge)), now: 2_000_000)
+        let response = ProxySessionTests.refusalBody(refused) ?? ""
+        #expect(response.hasPrefix("HTTP/1.1 407 Proxy Authentication Required\r\n"))
+        #expect(response.contains("\r\nProxy-Authenticate: Basic realm=\"r\"\r\n"))
+        #expect(response.hasSuffix("\r\n\r\nauth-required\n"))
+        #expect(!response.contains("Connection: close"))
+        let rows = ProxySessionTests.auditEntries(refused)
+        #expect(rows.map(\.reason) == [.authRequired])
+        #expect(rows.first?.status == 407)
+        #expect(rows.first?.target == "unregistered.example:443")
+        #expect(!refused.contains(.closeClient))
+        #expect(session.wantsClientBytes, "a 407 keeps the connection for the next attempt")
+    }
+
+    @Test func aGrantedPrincipalIsDecidedAndAuditedOnOpenAndOnTheTunnel() throws {
+        var session = try Self.session()
+        let actions = ProxySessionTests.feed(&session, ProxySessionTests.bytes(
+            "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic YWxpY2U6cHc=\r\n\r\n"))
+        #expect(Self.authRequests(actions).first?.authorization == "Basic YWxpY2U6cHc=")
+        let granted = session.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2_000_000)
+        let open = ProxySessionTests.auditEntries(granted).first
+        #expect(open?.event == .tunnelOpen)
+        #expect(open?.principal == "alice")
+        #expect(open?.scheme == "Basic")
+        _ = session.handle(.upstreamConnected, now: 2_000_000)
+        let started = session.handle(.auditCommitted, now: 2_000_000)
+        guard case .startTunnel(let tunnel, _, _)? = started.first(where: { if case .startTunnel = $0 { true } else { false } }) else {
+            Issue.record("no tunnel: \(started)")
+            return
+        }
+        #expect(tunnel.principal == Self.alice)
+    }
+
+    @Test func anUnregisteredTargetIsRefusedOnlyAfterAuthenticationWithThePrincipal() throws {
+        var session = try Self.session()
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT nowhere.example:443 HTTP/1.1\r\nProxy-Authorization: Basic eA==\r\n\r\n"))
+        let actions = session.handle(.authFinished(.granted(Self.alice, scope: .request)), now: 2_000_000)
+        let row = ProxySessionTests.auditEntries(actions).first
+        #expect(row?.reason == .notRegistered)
+        #expect(row?.principal == "alice")
+        #expect(ProxySessionTests.refusalBody(actions)?.hasPrefix("HTTP/1.1 403") == true)
+    }
+
+    @Test func basicCredentialsVerifiedOnceAreReusedOnTheConnectionButNewOnesAreChecked() throws {
+        var session = try Self.session()
+        let request = "GET http://app.corp.example/x HTTP/1.1\r\nHost: app.corp.example\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        _ = session.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2_000_000)
+        _ = session.handle(.resolved([.v4(IPv4Address(10, 0, 0, 1))]), now: 2_000_000)
+        _ = session.handle(.upstreamConnected, now: 2_000_000)
+        _ = session.handle(.auditCommitted, now: 2_000_000)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        let second = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        #expect(Self.authRequests(second).isEmpty, "same header on the same connection: no second KDF")
+        #expect(ProxySessionTests.auditEntries(second).first?.principal == "alice")
+    }
+
+    @Test func digestStyleRequestScopeIsVerifiedEveryTime() throws {
+        var session = try Self.session()
+        let request = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Digest x=1\r\n\r\n"
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        let refused = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: .staleNonce, challenges: ["Digest stale=true"]))), now: 2)
+        #expect(ProxySessionTests.auditEntries(refused).first?.reason == .staleNonce)
+        let again = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        #expect(Self.authRequests(again).count == 1)
+    }
+
+    @Test func aConnectionBoundPrincipalCoversLaterRequestsWithoutAHeader() throws {
+        var session = try Self.session()
+        let ntlm = AuthPrincipal(name: "bob", scheme: "NTLM")
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://app.corp.example/ HTTP/1.1\r\nHost: app.corp.example\r\nProxy-Authorization: NTLM TlRMTVNTUAABAAAAB4IIAAAAAAAAAAAAAAAAAAAAAAA=\r\n\r\n"))
+        let step = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: .authContinue, scheme: "NTLM", challenges: ["NTLM abc"]))), now: 2)
+        #expect(ProxySessionTests.refusalBody(step)?.contains("Proxy-Authenticate: NTLM abc\r\n") == true)
+        #expect(!step.contains(.closeClient))
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://app.corp.example/ HTTP/1.1\r\nHost: app.corp.example\r\nProxy-Authorization: NTLM dHlwZTM=\r\n\r\n"))
+        _ = session.handle(.authFinished(.granted(ntlm, scope: .connection)), now: 2)
+        _ = session.handle(.resolved([.v4(IPv4Address(10, 0, 0, 1))]), now: 2)
+        _ = session.handle(.upstreamConnected, now: 2)
+        _ = session.handle(.auditCommitted, now: 2)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        let later = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://app.corp.example/2 HTTP/1.1\r\nHost: app.corp.example\r\n\r\n"))
+        #expect(Self.authRequests(later).isEmpty)
+        #expect(ProxySessionTests.auditEntries(later).first?.principal == "bob")
+        #expect(ProxySessionTests.auditEntries(later).first?.scheme == "NTLM")
+    }
+
+    @Test func aRefusalOfARequestWithABodyClosesTheConnection() throws {
+        var session = try Self.session()
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("POST http://app.corp.example/ HTTP/1.1\r\nHost: app.corp.example\r\nContent-Length: 5\r\n\r\nhello"))
+        let actions = session.handle(.authFinished(.refused(Self.challenge)), now: 2)
+        #expect(actions.last == .closeClient)
+        #expect(ProxySessionTests.refusalBody(actions)?.contains("Connection: close\r\n") == true)
+    }
+
+    @Test func lockedOutAndMalformedCredentialsCloseWithTheirStatus() throws {
+        for (reason, status) in [(ReasonCode.lockedOut, 429), (.badCredentials, 400), (.authUnavailable, 503)] {
+            var session = try Self.session()
+            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic !!\r\n\r\n"))
+            let actions = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: reason, claimedPrincipal: "mallory", scheme: "Basic"))), now: 2)
+            #expect(ProxySessionTests.refusalBody(actions)?.hasPrefix("HTTP/1.1 \(status) ") == true)
+            #expect(actions.last == .closeClient)
+            let row = ProxySessionTests.auditEntries(actions).first
+            #expect(row?.principal == "mallory")
+            #expect(row?.reason == reason)
+        }
+    }
+
+    @Test func twoProxyAuthorizationFieldsAreAmbiguousAndRefused() throws {
+        var session = try Self.session()
+        let actions = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
+        #expect(Self.authRequests(actions).isEmpty)
+        #expect(ProxySessionTests.auditEntries(actions).first?.reason == .badCredentials)
+        #expect(actions.last == .closeClient)
+    }
+
+    @Test func aPipelinedRetryAfterA407IsProcessedInOrder() throws {
+        var session = try Self.session()
+        let first = "CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n"
+        let second = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(first + second))
+        let actions = session.handle(.authFinished(.refused(Self.challenge)), now: 2)
+        #expect(Self.authRequests(actions).map(\.authorization) == ["Basic QQ=="])
+    }
+
+    @Test func theMutualAuthTokenRidesOnTheConnectResponse() throws {
+        var session = try Self.session()
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Negotiate YQ==\r\n\r\n"))
+        _ = session.handle(.authFinished(.granted(AuthPrincipal(name: "alice@EXAMPLE.TEST", scheme: "Negotiate"),
+                                                  scope: .connection, mutualAuth: "Negotiate b2s=")), now: 2)
+        _ = session.handle(.upstreamConnected, now: 2)
+        let started = session.handle(.auditCommitted, now: 2)
+        guard case .startTunnel(_, let established, _)? = started.first(where: { if case .startTunnel = $0 { true } else { false } }) else {
+            Issue.record("no tunnel")
+            return
+        }
+        #expect(String(decoding: established, as: UTF8.self) == "HTTP/1.1 200 Connection established\r\nProxy-Authenticate: Negotiate b2s=\r\n\r\n")
+    }
+}
