@@ -6,8 +6,9 @@ enum CheckConfigCommand {
     static func run(configPath: String) -> Never {
         let config = ConfigLoading.loadOrExit(configPath)
         let servers = config.rules.filter { $0.kind == .server }.count
+        let auth = config.auth.isRequired ? config.auth.schemes.map(\.rawValue).joined(separator: ",") : "none"
         print("\(configPath): ok (\(config.listeners.count) listeners, \(config.forwards.count) forwards, "
-              + "\(servers) servers, \(config.rules.count - servers) denies)")
+              + "\(servers) servers, \(config.rules.count - servers) denies, auth \(auth))")
         exit(DynrelayCommand.ExitCode.ok.rawValue)
     }
 }
