@@ -1,0 +1,155 @@
+import Dispatch
+import RelayCore
+import RelayIO
+import Synchronization
+import Testing
+@testable import RelayServer
+
+/// The driver side of authentication: challenges, the verified-login cache, lockouts and
+/// Digest, against a store that counts its slow checks.
+@Suite struct ConnectionAuthenticatorTests {
+    /// Users in memory; `verifyBasic` counts calls so tests can see the cache work.
+    final class CountingStore: CredentialStore, @unchecked Sendable {
+        let users = Mutex<[String: String]>(["alice": "wonderland"])
+        let verifications = Atomic<Int>(0)
+        let version = Atomic<UInt64>(1)
+
+        func verifyBasic(user: String, password: String) -> Bool? {
+            verifications.add(1, ordering: .relaxed)
+            guard let stored = users.withLock({ $0[user] }) else { return nil }
+            return stored == password
+        }
+        func digestHA1(user: String, realm: String, algorithm: DigestAlgorithm) -> [UInt8]? {
+            users.withLock { $0[user] }.map { algorithm.ha1(user: user, realm: realm, password: $0) }
+        }
+        func userForUserhash(_ userhash: String, realm: String, algorithm: DigestAlgorithm) -> String? { nil }
+        func ntHash(user: String) -> (name: String, hash: [UInt8])? { nil }
+        var generation: UInt64 { version.load(ordering: .relaxed) }
+    }
+
+    static let group = EventLoopGroup(count: 1)
+
+    static func authenticator(_ store: CountingStore, _ extra: String = "") throws -> ProxyAuthenticator {
+        let config = try ConfigParser.parse(text: """
+            listen 127.0.0.1:0
+            auth basic realm=test
+            auth digest realm=test
+            auth-lockout failures=3 source-failures=6
+            \(extra)
+            """, file: "t.conf")
+        return ProxyAuthenticator(config: config.auth, store: store, digestKey: Array(repeating: 7, count: 32),
+                                  helpers: AuthHelpers(), negotiate: nil)
+    }
+
+    static func run(_ connection: ConnectionAuthenticator, _ request: ProxyAuthRequest) -> ProxyAuthOutcome {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<ProxyAuthOutcome?>(nil)
+        connection.authenticate(request) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+
+    static func basic(_ user: String, _ password: String) -> ProxyAuthRequest {
+        ProxyAuthRequest(authorization: "Basic " + AuthCrypto.base64Encode(Array("\(user):\(password)".utf8)),
+                         method: "CONNECT", target: "app:443")
+    }
+
+    static func reason(_ outcome: ProxyAuthOutcome) -> ReasonCode? {
+        if case .refused(let refusal) = outcome { return refusal.reason }
+        return nil
+    }
+
+    @Test func noCredentialsGetEveryChallengeStrongestFirst() throws {
+        let shared = try Self.authenticator(CountingStore())
+        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        guard case .refused(let refusal) = Self.run(connection, ProxyAuthRequest(authorization: nil, method: "CONNECT", target: "a:1")) else {
+            Issue.record("expected a refusal")
+            return
+        }
+        #expect(refusal.reason == .authRequired)
+        #expect(refusal.challenges.count == 3)
+        #expect(refusal.challenges[0].hasPrefix("Digest realm=\"test\", qop=\"auth\", algorithm=SHA-256"))
+        #expect(refusal.challenges[1].hasPrefix("Digest realm=\"test\", qop=\"auth\", algorithm=MD5"))
+        #expect(refusal.challenges[2] == "Basic realm=\"test\", charset=\"UTF-8\"")
+    }
+
+    @Test func aProvenBasicLoginSkipsTheKDFOnTheNextConnectionUntilTheStoreChanges() throws {
+        let store = CountingStore()
+        let shared = try Self.authenticator(store)
+        for _ in 0..<3 {
+            let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+            #expect(Self.run(connection, Self.basic("alice", "wonderland")) == .granted(AuthPrincipal(name: "alice", scheme: "Basic"), scope: .sameCredentials))
+        }
+        #expect(store.verifications.load(ordering: .relaxed) == 1)
+        store.users.withLock { $0["alice"] = "changed" }
+        store.version.add(1, ordering: .relaxed)
+        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        #expect(Self.reason(Self.run(connection, Self.basic("alice", "wonderland"))) == .badPassword,
+                "an old password stops working as soon as the store changes")
+    }
+
+    @Test func wrongPasswordsLockTheSourceForThatUserOnly() throws {
+        let shared = try Self.authenticator(CountingStore())
+        let attacker = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:1")
+        #expect(Self.reason(Self.run(attacker, Self.basic("mallory", "x"))) == .unknownUser)
+        for _ in 0..<3 {
+            #expect(Self.reason(Self.run(attacker, Self.basic("alice", "guess"))) == .badPassword)
+        }
+        #expect(Self.reason(Self.run(attacker, Self.basic("alice", "wonderland"))) == .lockedOut,
+                "the right password from the guessing source is refused while locked")
+        let owner = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.9:1")
+        #expect(Self.run(owner, Self.basic("alice", "wonderland")) == .granted(AuthPrincipal(name: "alice", scheme: "Basic"), scope: .sameCredentials),
+                "alice from her own address does not pay for the attacker's failures")
+    }
+
+    @Test func digestRoundTripThenReplayIsRefused() throws {
+        let shared = try Self.authenticator(CountingStore())
+        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        guard case .refused(let refusal) = Self.run(connection, ProxyAuthRequest(authorization: nil, method: "CONNECT", target: "app:443")),
+              let challenge = refusal.challenges.first,
+              let nonce = Self.parameter("nonce", in: challenge), let opaque = Self.parameter("opaque", in: challenge) else {
+            Issue.record("no challenge")
+            return
+        }
+        let algorithm = DigestAlgorithm.sha256
+        let ha1 = algorithm.ha1(user: "alice", realm: "test", password: "wonderland").map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let ha2 = algorithm.hexHash("CONNECT:app:443")
+        let response = algorithm.hexHash("\(ha1):\(nonce):00000001:abcdef:auth:\(ha2)")
+        let header = "Digest username=\"alice\", realm=\"test\", nonce=\"\(nonce)\", uri=\"app:443\", algorithm=SHA-256, "
+            + "response=\"\(response)\", qop=auth, nc=00000001, cnonce=\"abcdef\", opaque=\"\(opaque)\""
+        let request = ProxyAuthRequest(authorization: header, method: "CONNECT", target: "app:443")
+        #expect(Self.run(connection, request) == .granted(AuthPrincipal(name: "alice", scheme: "Digest"), scope: .request))
+        #expect(Self.reason(Self.run(connection, request)) == .replayedNonce)
+        let otherTarget = ProxyAuthRequest(authorization: header, method: "CONNECT", target: "elsewhere:443")
+        #expect(Self.reason(Self.run(connection, otherTarget)) == .badCredentials, "uri must match the request target")
+    }
+
+    @Test func unknownSchemesAndGarbageAreRefusedCleanly() throws {
+        let shared = try Self.authenticator(CountingStore())
+        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        let cases: [(String, ReasonCode)] = [
+            ("Bearer abc", .unsupportedAuth),
+            ("NTLM TlRMTVNTUAABAAAA", .unsupportedAuth),
+            ("Basic !!!!", .badCredentials),
+            ("Basic " + String(repeating: "QUFB", count: 5000), .badCredentials),
+            ("Basic " + AuthCrypto.base64Encode([0x61, 0xff, 0x3a, 0x62]), .badCredentials),
+            ("Basic " + AuthCrypto.base64Encode(Array("nocolon".utf8)), .badCredentials),
+            ("Digest username=\"a\", username=\"b\"", .badCredentials),
+            ("Digest realm=\"test\"", .badCredentials),
+            ("", .badCredentials),
+        ]
+        for (header, expected) in cases {
+            let outcome = Self.run(connection, ProxyAuthRequest(authorization: header, method: "CONNECT", target: "a:1"))
+            #expect(Self.reason(outcome) == expected, "\(header.prefix(40)) → \(outcome)")
+        }
+    }
+
+    static func parameter(_ name: String, in challenge: String) -> String? {
+        guard let range = challenge.range(of: "\(name)=\"") else { return nil }
+        let rest = challenge[range.upperBound...]
+        return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
+    }
+}
