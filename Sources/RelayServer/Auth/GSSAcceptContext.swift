@@ -12,14 +12,9 @@ public final class GSSAcceptContext: Sendable {
     /// by default (MaxTokenSize, 65 535 at most); anything beyond 64 KiB is not Kerberos.
     public static let maximumTokenSize = 64 * 1024
 
-    private enum Phase {
-        case fresh
-        case continuing
-        case finished
-    }
-
     private struct State {
-        var phase: Phase = .fresh
+        /// Set once a token completed or failed the handshake.
+        var finished = false
         var handle: gss_ctx_id_t? = nil
     }
 
@@ -42,24 +37,21 @@ public final class GSSAcceptContext: Sendable {
     /// fresh context from its owner).
     public func accept(token: [UInt8]) -> GSSAcceptResult {
         state.withLock { state in
-            guard state.phase != .finished else {
+            guard !state.finished else {
                 return .failed(GSSError(code: GSSError.Code.contextFinished,
                                         message: "the Negotiate handshake on this connection is already over"))
             }
-            let result = GSSAcceptContext.step(&state, token: token, credential: credential.handle)
-            if case .continueNeeded = result {
-                state.phase = .continuing
-            } else {
-                // Authentication needs nothing from the context once it is decided (no
-                // wrap/unwrap), so give its keys back to the library now.
-                state.phase = .finished
-                GSSAcceptContext.release(&state.handle)
-            }
+            let result = GSSAcceptContext.step(&state.handle, token: token, credential: credential.handle)
+            if case .continueNeeded = result { return result }
+            // Authentication needs nothing from the context once it is decided (no
+            // wrap/unwrap), so give its keys back to the library now.
+            state.finished = true
+            GSSAcceptContext.release(&state.handle)
             return result
         }
     }
 
-    private static func step(_ state: inout State, token: [UInt8], credential: gss_cred_id_t) -> GSSAcceptResult {
+    private static func step(_ handle: inout gss_ctx_id_t?, token: [UInt8], credential: gss_cred_id_t) -> GSSAcceptResult {
         guard !token.isEmpty else {
             return .failed(GSSError(code: GSSError.Code.emptyToken, message: "Negotiate without a token"))
         }
@@ -76,7 +68,7 @@ public final class GSSAcceptContext: Sendable {
         // No delegated-credential pointer: MIT then discards any forwarded TGT, so a
         // client's delegation never lands in the relay's memory.
         let major = withGSSInputBuffer(token) { input in
-            gss_accept_sec_context(&minor, &state.handle, credential, &input, CGSSAPI_GSS_C_NO_CHANNEL_BINDINGS(),
+            gss_accept_sec_context(&minor, &handle, credential, &input, CGSSAPI_GSS_C_NO_CHANNEL_BINDINGS(),
                                    &sourceName, &mech, &output, &flags, nil, nil)
         }
         let outputToken = output.takeBytes()
