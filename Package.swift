@@ -19,11 +19,11 @@ let package = Package(
         .target(name: "RelayCore", dependencies: ["CRelayShims", "COpenSSL"]),
         .target(name: "RelayIO", dependencies: ["CRelayShims"]),
         .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO"]),
-        .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "COpenSSL"]),
+        .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "COpenSSL", "CGSSAPI"]),
         .executableTarget(name: "dynrelay", dependencies: ["RelayServer"]),
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "RelayIOTests", dependencies: ["RelayIO"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite", "CGSSAPI"]),
         .testTarget(name: "RelayClientTests", dependencies: ["RelayClient"]),
         .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "CSQLite"]),
     ]
