@@ -23,14 +23,3 @@ struct AuthHelpers: Sendable {
     var ntlm: StatefulHelperPool?
     var negotiate: StatefulHelperPool?
 }
-enum NegotiateStep: Sendable {
-    case continueNeeded([UInt8])
-    case complete(principal: String, token: [UInt8]?)
-    case failed(String)
-}
-final class NegotiateContext: @unchecked Sendable {
-    func accept(_ token: [UInt8]) -> NegotiateStep { .failed("unavailable") }
-}
-final class NegotiateAcceptor: Sendable {
-    func makeContext() -> NegotiateContext { NegotiateContext() }
-}

@@ -16,7 +16,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     private var ntlm: NTLMHandshake?
     /// A helper process reserved for this connection's NTLM or Negotiate handshake.
     private var helperConversations: [AuthConfig.Scheme: HelperConversation] = [:]
-    private var negotiateContext: NegotiateContext?
+    private var negotiateContext: GSSAcceptContext?
 
     init(shared: ProxyAuthenticator, loop: EventLoop, clientAddress: String) {
         self.shared = shared
@@ -181,16 +181,16 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         if let helpers = shared.helpers.negotiate {
             return helperHandshake(authorization, scheme: .negotiate, pool: helpers, answer: answer)
         }
-        guard let acceptor = shared.negotiate,
+        guard let credential = shared.negotiate,
               let token = authorization.token68.flatMap({ try? AuthCrypto.base64Decode($0, maxDecodedCount: 64 * 1024) }),
               !token.isEmpty
         else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Negotiate")))
         }
-        let context = negotiateContext ?? acceptor.makeContext()
+        let context = negotiateContext ?? GSSAcceptContext(credential: credential)
         negotiateContext = context
         let submitted = shared.workers.submit { [shared, source, loop] in
-            let step = context.accept(token)
+            let step = context.accept(token: token)
             loop.execute { [self] in
                 if case .continueNeeded = step {} else { negotiateContext = nil }
                 answer(Self.negotiateOutcome(step, shared: shared, source: source))
@@ -254,7 +254,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
     }
 
-    private static func negotiateOutcome(_ step: NegotiateStep, shared: ProxyAuthenticator, source: String) -> ProxyAuthOutcome {
+    private static func negotiateOutcome(_ step: GSSAcceptResult, shared: ProxyAuthenticator, source: String) -> ProxyAuthOutcome {
         switch step {
         case .continueNeeded(let token):
             return .refused(ProxyAuthRefusal(reason: .authContinue, scheme: "Negotiate",
@@ -263,8 +263,10 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             shared.recordSuccess(principal: principal, source: source)
             let mutual = token.flatMap { $0.isEmpty ? nil : "Negotiate " + AuthCrypto.base64Encode($0) }
             return .granted(AuthPrincipal(name: principal, scheme: "Negotiate"), scope: .connection, mutualAuth: mutual)
-        case .failed(let detail):
+        case .failed(let error):
             shared.recordFailure(principal: nil, source: source)
+            // The audit reason reads `gss-error: <major>: <minor>` (GSS's words, never a token).
+            let detail = error.code == GSSError.Code.gss ? error.message : error.description
             return .refused(ProxyAuthRefusal(reason: .gssError, detail: detail, scheme: "Negotiate",
                                              challenges: shared.challenges()))
         }

@@ -13,7 +13,8 @@ final class ProxyAuthenticator: Sendable {
     let digest: DigestAuthenticator?
     let ntlm: NTLMHandshake.Configuration?
     let helpers: AuthHelpers
-    let negotiate: NegotiateAcceptor?
+    /// The keytab credential Negotiate accepts with, built once per configuration.
+    let negotiate: GSSAcceptorCredential?
     /// Password KDFs and GSS-API calls: CPU-heavy or blocking, never on a loop.
     let workers = WorkerPool(label: "dynrelay.auth", threads: 2, maxWaiting: 4096)
     let cache: VerifiedCredentialCache
@@ -22,7 +23,7 @@ final class ProxyAuthenticator: Sendable {
     /// `digestKey` signs Digest nonces; deriving it from a persistent secret keeps nonces
     /// valid across reloads and restarts.
     init(config: AuthConfig, store: (any CredentialStore)?, digestKey: [UInt8], helpers: AuthHelpers,
-         negotiate: NegotiateAcceptor?) {
+         negotiate: GSSAcceptorCredential?) {
         self.config = config
         self.store = store
         self.helpers = helpers

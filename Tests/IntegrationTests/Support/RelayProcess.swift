@@ -53,8 +53,8 @@ enum RelayBinary {
     }
 
     /// Runs `dynrelay args...` to completion (bounded).
-    static func run(_ arguments: [String], timeout: Double = 30) throws -> ProcessResult {
-        try Subprocess.run(path, arguments, timeout: timeout)
+    static func run(_ arguments: [String], input: Subprocess.Input = .none, timeout: Double = 30) throws -> ProcessResult {
+        try Subprocess.run(path, arguments, input: input, timeout: timeout)
     }
 }
 
@@ -90,8 +90,10 @@ final class RelayProcess: @unchecked Sendable {
     var audit: AuditDB { AuditDB(path: auditPath) }
     var stderr: String { stderrCollector.text }
 
-    /// Writes the config (plus `files`, relative to the temp dir) and starts the relay.
-    init(config: String, files: [String: String] = [:], environment: [String: String] = [:]) throws {
+    /// Writes the config (plus `files`, relative to the temp dir), runs `prepare` with the
+    /// config path (to add users, say), and starts the relay.
+    init(config: String, files: [String: String] = [:], environment: [String: String] = [:],
+         prepare: (String) throws -> Void = { _ in }) throws {
         directory = try TempDirectory()
         stateDir = directory.path + "/state"
         for (name, text) in files {
@@ -101,6 +103,7 @@ final class RelayProcess: @unchecked Sendable {
             .replacingOccurrences(of: "{STATE}", with: stateDir)
             .replacingOccurrences(of: "{DIR}", with: directory.path)
         configPath = try directory.write("dynrelay.conf", configText)
+        try prepare(configPath)
 
         let binary = RelayBinary.path
         guard access(binary, X_OK) == 0 else {

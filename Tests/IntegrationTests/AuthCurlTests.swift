@@ -1,0 +1,114 @@
+import Foundation
+import Glibc
+import Testing
+
+extension IntegrationSuite {
+    /// Real curl authenticating to the real binary with every built-in scheme, through
+    /// CONNECT and absolute-form, for success, a wrong password and an unknown user.
+    @Suite("proxy auth with curl")
+    struct AuthCurlTests {
+        static let schemes: [(flag: String, wire: String)] = [
+            ("--proxy-basic", "Basic"), ("--proxy-digest", "Digest"), ("--proxy-ntlm", "NTLM"),
+        ]
+        static let authLines = ["auth basic realm=it", "auth digest realm=it", "auth ntlm domain=IT"]
+
+        /// curl through the relay as `user:password` with `flag`; CONNECT when `tunnel`.
+        static func fetch(_ relay: RelayProcess, origin: HTTPOrigin, flag: String, tunnel: Bool,
+                          user: String, password: String) throws -> (ProcessResult, String) {
+            let dump = relay.directory.path + "/headers-\(UUID().uuidString)"
+            let result = try Curl.run((tunnel ? ["-p"] : []) + [
+                flag, "-U", "\(user):\(password)", "-x", "http://127.0.0.1:\(relay.proxyPort)", "-D", dump,
+                "-w", "%{http_code}", "http://127.0.0.1:\(origin.port)/bytes/1000",
+            ])
+            return (result, (try? String(contentsOfFile: dump, encoding: .utf8)) ?? "")
+        }
+
+        @Test("each scheme, CONNECT and absolute-form: the principal is on the open and close rows")
+        func successes() throws {
+            let origin = try HTTPOrigin()
+            let relay = try AuthFixtures.relay(Self.authLines, servers: ["server 127.0.0.1:\(origin.port)"])
+            defer { relay.stop() }
+            for (flag, wire) in Self.schemes {
+                for tunnel in [true, false] {
+                    let (result, headers) = try Self.fetch(relay, origin: origin, flag: flag, tunnel: tunnel,
+                                                           user: AuthFixtures.user, password: AuthFixtures.password)
+                    #expect(result.status == 0, "\(flag) tunnel=\(tunnel): \(result.stderr)\n\(headers)\n\(relay.stderr.suffix(2000))")
+                    #expect(result.stdout.count == 1000 + 3, "\(flag) tunnel=\(tunnel): body then the status code")
+                    #expect(result.stdoutText.hasSuffix("200"))
+                    let event = tunnel ? "tunnel" : "request"
+                    let rows = relay.audit.waitForEvents(where: "event = ? AND scheme = ?", ["\(event)-close", wire])
+                    #expect(rows.count >= 1, "\(flag) \(event): audit:\n\(relay.audit.dump())")
+                    #expect(rows.last?["principal"] == AuthFixtures.user)
+                    let opens = relay.audit.waitForEvents(where: "event = ? AND scheme = ? AND principal = ?",
+                                                          ["\(event)-open", wire, AuthFixtures.user])
+                    #expect(opens.count == rows.count, "one open row per close row, both with the principal")
+                }
+            }
+            #expect(!relay.stderr.contains(AuthFixtures.password), "a password reached the log")
+        }
+
+        @Test("wrong password and unknown user: 407, audited with the reason, nothing reached the origin")
+        func failures() throws {
+            let origin = try HTTPOrigin()
+            let relay = try AuthFixtures.relay(Self.authLines, servers: ["server 127.0.0.1:\(origin.port)"])
+            defer { relay.stop() }
+            for (flag, wire) in Self.schemes {
+                for tunnel in [true, false] {
+                    for (user, password, reason) in [(AuthFixtures.user, "wrong", "bad-password"), ("nobody", "x", "unknown-user")] {
+                        let (result, headers) = try Self.fetch(relay, origin: origin, flag: flag, tunnel: tunnel,
+                                                               user: user, password: password)
+                        #expect(headers.contains("HTTP/1.1 407 Proxy Authentication Required"), "\(flag) \(user): \(headers)")
+                        #expect(!result.stdoutText.hasSuffix("200"))
+                        let rows = relay.audit.waitForEvents(where: "event = 'refused' AND scheme = ? AND reason = ? AND principal = ?",
+                                                             [wire, reason, user])
+                        #expect(rows.count >= 1, "\(flag) \(user): audit:\n\(relay.audit.dump())")
+                        #expect(rows.last?["status"] == "407")
+                    }
+                }
+            }
+            #expect(origin.requests.isEmpty, "an unauthenticated request reached the origin")
+            #expect(!relay.stderr.contains("wrong"), "a password reached the log")
+        }
+
+        @Test("no credentials: one 407 offering every scheme, strongest first, on a kept-alive connection")
+        func challenge() throws {
+            let relay = try AuthFixtures.relay(Self.authLines, servers: ["server 127.0.0.1:9"])
+            defer { relay.stop() }
+            let (response, socket) = try ProxyClient.exchange(relayPort: relay.proxyPort,
+                                                             "CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+            #expect(response.status == 407)
+            let offered = response.headers.filter { $0.name.lowercased() == "proxy-authenticate" }.map(\.value)
+            #expect(offered.count == 4, "\(offered)")
+            #expect(offered.first == "NTLM")
+            #expect(offered.dropFirst().first?.hasPrefix("Digest realm=\"it\", qop=\"auth\", algorithm=SHA-256") == true)
+            #expect(offered.dropFirst(2).first?.hasPrefix("Digest realm=\"it\", qop=\"auth\", algorithm=MD5") == true)
+            #expect(offered.last == "Basic realm=\"it\", charset=\"UTF-8\"")
+            #expect(response.bodyText == "auth-required\n")
+            Expect.refusedRow(relay, reason: "auth-required", status: 407)
+            // The connection stays open for the next attempt.
+            try socket.write("CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+            let again = try ProxyClient.readResponse(socket)
+            #expect(again.status == 407)
+        }
+
+        @Test("openssl s_client -proxy -proxy_user: a TLS session through an authenticated CONNECT")
+        func opensslProxyUser() throws {
+            let tls = try TLSOrigin()
+            defer { tls.stop() }
+            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(tls.port)"])
+            defer { relay.stop() }
+            let good = try OpenSSLClient.connect(through: relay.proxyPort, to: tls.port, user: AuthFixtures.user,
+                                                 password: AuthFixtures.password)
+            #expect(good.stdoutText.contains("Verify return code"), "no TLS handshake: \(good.stdoutText.suffix(500)) \(good.stderr)")
+            #expect(good.stdoutText.contains(TLSOrigin.greeting), "the server's bytes came through")
+            let opens = relay.audit.waitForEvents(where: "event = 'tunnel-open' AND principal = ? AND scheme = 'Basic'", [AuthFixtures.user])
+            #expect(opens.count == 1, "audit:\n\(relay.audit.dump())")
+
+            for (user, password, reason) in [(AuthFixtures.user, "wrong", "bad-password"), ("nobody", "x", "unknown-user")] {
+                let bad = try OpenSSLClient.connect(through: relay.proxyPort, to: tls.port, user: user, password: password)
+                #expect(!bad.stdoutText.contains("Verify return code"), "\(user): a handshake happened")
+                #expect(relay.audit.waitForEvents(where: "event = 'refused' AND reason = ? AND principal = ?", [reason, user]).count == 1)
+            }
+        }
+    }
+}
