@@ -21,10 +21,12 @@ let package = Package(
         .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO"]),
         .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "COpenSSL", "CGSSAPI"]),
         .executableTarget(name: "dynrelay", dependencies: ["RelayServer"]),
+        // The throwaway MIT KDC (ENGINEERING.md trap 9), shared by the server and integration tests.
+        .target(name: "KerberosTestSupport", path: "Tests/KerberosTestSupport"),
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "RelayIOTests", dependencies: ["RelayIO"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite", "CGSSAPI"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite", "CGSSAPI", "KerberosTestSupport"]),
         .testTarget(name: "RelayClientTests", dependencies: ["RelayClient"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "CSQLite"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "CSQLite", "KerberosTestSupport"]),
     ]
 )

@@ -17,7 +17,7 @@ final class TLSOrigin: @unchecked Sendable {
             "-keyout", key, "-out", cert, "-subj", "/CN=localhost", "-days", "1",
         ])
         guard made.status == 0 else { throw HarnessError("openssl req: \(made.stderr)") }
-        port = try TestSocket.refusedPort()
+        port = try TestListener.refusedPort()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key, "-www", "-quiet"]
         process.standardOutput = FileHandle.nullDevice

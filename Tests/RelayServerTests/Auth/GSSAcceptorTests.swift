@@ -1,3 +1,4 @@
+import KerberosTestSupport
 import Foundation
 import RelayServer
 import Testing

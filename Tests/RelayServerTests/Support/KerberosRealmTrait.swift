@@ -1,3 +1,4 @@
+import KerberosTestSupport
 import Glibc
 import Testing
 

@@ -12,40 +12,39 @@ import Glibc
 /// `rdns = true`, it would reverse-resolve to `HTTP/localhost`) and reaches `EXAMPLE.TEST`
 /// through the referral realm.
 ///
-/// Self-contained (Foundation and Glibc only) so the integration tests can carry an
-/// identical copy. Children (curl, `dynrelay`, `kvno`) get the realm through
+/// A target of its own so the server tests and the integration tests share one fixture. Children (curl, `dynrelay`, `kvno`) get the realm through
 /// `environment`; a process's own krb5 library needs those variables set before it builds
 /// a krb5 context. `stop()` (also run on deinit) ends the KDC with SIGTERM and removes the
 /// directory.
-final class TestKDC: @unchecked Sendable {  // immutable after init apart from `kdcPID`, which only init and stop() touch
-    static let realm = "EXAMPLE.TEST"
-    static let user = "alice"
-    static let userPrincipal = "alice@EXAMPLE.TEST"
-    static let userPassword = "secret"
+public final class TestKDC: @unchecked Sendable {  // immutable after init apart from `kdcPID`, which only init and stop() touch
+    public static let realm = "EXAMPLE.TEST"
+    public static let user = "alice"
+    public static let userPrincipal = "alice@EXAMPLE.TEST"
+    public static let userPassword = "secret"
     /// The principal curl requests for a proxy given as `127.0.0.1`.
-    static let servicePrincipal = "HTTP/127.0.0.1@EXAMPLE.TEST"
+    public static let servicePrincipal = "HTTP/127.0.0.1@EXAMPLE.TEST"
     /// The host-based form of `servicePrincipal`, as GSS initiators (curl) name it.
-    static let serviceHostBased = "HTTP@127.0.0.1"
+    public static let serviceHostBased = "HTTP@127.0.0.1"
     /// A real service of the realm whose key the relay does not hold.
-    static let otherServicePrincipal = "HTTP/other.example.test@EXAMPLE.TEST"
+    public static let otherServicePrincipal = "HTTP/other.example.test@EXAMPLE.TEST"
 
     /// The realm's private directory; everything the fixture writes lives here.
-    let directory: String
+    public let directory: String
     /// The KDC's TCP (and UDP) port on 127.0.0.1.
-    let port: UInt16
+    public let port: UInt16
     /// The keytab holding `servicePrincipal`'s keys.
-    let keytabPath: String
+    public let keytabPath: String
     /// A keytab holding only `otherServicePrincipal`'s keys.
-    let otherKeytabPath: String
+    public let otherKeytabPath: String
     /// `FILE:` credential cache with alice's TGT.
-    let credentialCache: String
-    let krb5ConfigPath: String
-    let kdcProfilePath: String
+    public let credentialCache: String
+    public let krb5ConfigPath: String
+    public let kdcProfilePath: String
     private var kdcPID: pid_t?
 
     /// What a child needs to use this realm: krb5.conf, the KDC profile, alice's ticket
     /// cache, the relay keytab as the default keytab, and a private replay-cache directory.
-    var environment: [String: String] {
+    public var environment: [String: String] {
         [
             "KRB5_CONFIG": krb5ConfigPath,
             "KRB5_KDC_PROFILE": kdcProfilePath,
@@ -56,7 +55,7 @@ final class TestKDC: @unchecked Sendable {  // immutable after init apart from `
     }
 
     /// Creates the realm, starts the KDC and logs alice in. About a second.
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("test-kdc-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try TestKDC.freeLoopbackPort()
@@ -84,7 +83,7 @@ final class TestKDC: @unchecked Sendable {  // immutable after init apart from `
     deinit { stop() }
 
     /// Stops the KDC (SIGTERM, then SIGKILL after 5 s) and deletes the realm's files.
-    func stop() {
+    public func stop() {
         if let pid = kdcPID {
             kill(pid, SIGTERM)
             let deadline = Date().addingTimeInterval(5)
@@ -103,11 +102,11 @@ final class TestKDC: @unchecked Sendable {  // immutable after init apart from `
     }
 
     /// The KDC's log, for failure messages.
-    var kdcLog: String { (try? String(contentsOfFile: directory + "/kdc.log", encoding: .utf8)) ?? "" }
+    public var kdcLog: String { (try? String(contentsOfFile: directory + "/kdc.log", encoding: .utf8)) ?? "" }
 
     /// Runs a realm tool (`kvno`, `klist`, curl…) with `environment`; throws on a non-zero exit.
     @discardableResult
-    func run(_ tool: String, _ arguments: [String], input: String? = nil,
+    public func run(_ tool: String, _ arguments: [String], input: String? = nil,
              extraEnvironment: [String: String] = [:], timeout: Double = 30) throws -> (stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try TestKDC.locate(tool))
@@ -290,7 +289,7 @@ final class TestKDC: @unchecked Sendable {  // immutable after init apart from `
 }
 
 /// A realm that could not be set up, with the tool's own words.
-struct TestKDCError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestKDCError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
