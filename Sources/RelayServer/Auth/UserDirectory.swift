@@ -20,6 +20,12 @@ public final class UserDirectory: Sendable {
         public let name: String
         /// `MD4(UTF16LE(password))`, 16 bytes.
         public let ntHash: [UInt8]
+
+        /// An account with its stored name and NT hash.
+        public init(name: String, ntHash: [UInt8]) {
+            self.name = name
+            self.ntHash = ntHash
+        }
     }
 
     /// The outcome of checking a Basic password.
