@@ -120,15 +120,8 @@ public struct UserStoreKeySource: Sendable, Equatable {
         var text = content[...]
         if text.last == UInt8(ascii: "\n") { text = text.dropLast() }
         if text.last == UInt8(ascii: "\r"), content.last == UInt8(ascii: "\n") { text = text.dropLast() }
-        guard text.count == 2 * SecretBox.keyLength else { return nil }
-        var key: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            guard let high = hexValue(text[index]), let low = hexValue(text[index + 1]) else { return nil }
-            key.append(high << 4 | low)
-            index += 2
-        }
-        return key
+        guard text.count == 2 * SecretBox.keyLength, let hex = String(validating: text, as: UTF8.self) else { return nil }
+        return AuthHex.decode(hex)
     }
 
     /// Writes a fresh random key as 64 hex digits and a newline; fails if the file exists,
@@ -138,10 +131,7 @@ public struct UserStoreKeySource: Sendable, Equatable {
         guard fd >= 0 else {
             throw UserStoreError(code: UserStoreError.Code.keyInvalid, message: "cannot create key file \(path): \(String(cString: strerror(errno)))")
         }
-        let digits = Array("0123456789abcdef".utf8)
-        let key = AuthCrypto.randomBytes(count: SecretBox.keyLength)
-        var text = key.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }
-        text.append(UInt8(ascii: "\n"))
+        let text = Array((AuthHex.encode(AuthCrypto.randomBytes(count: SecretBox.keyLength)) + "\n").utf8)
         var written = 0
         var failure: Int32 = 0
         while written < text.count {
@@ -162,15 +152,6 @@ public struct UserStoreKeySource: Sendable, Equatable {
     private static func createDirectory(_ path: String) throws(UserStoreError) {
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw UserStoreError(code: UserStoreError.Code.open, message: "mkdir \(path): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 
