@@ -19,6 +19,10 @@ enum DynrelayCommand {
            dynrelay check-config [--config FILE]
            dynrelay demo         [--listen ADDR:PORT]
            dynrelay audit verify [--config FILE | --db FILE]
+           dynrelay users add NAME    [--password-stdin] [--config FILE]
+           dynrelay users passwd NAME [--password-stdin] [--config FILE]
+           dynrelay users del NAME    [--config FILE]
+           dynrelay users list        [--config FILE]
            dynrelay version
     FILE defaults to \(defaultConfigPath).
     """
@@ -42,6 +46,8 @@ enum DynrelayCommand {
                 guard arguments.first == "verify" else { fail(usage, .usage) }
                 var options = try Options(Array(arguments.dropFirst()), allowed: ["--config", "--db"])
                 AuditCommand.verify(configPath: options.take("--config"), dbPath: options.take("--db"))
+            case "users":
+                try UsersCommand.run(arguments)
             case "version", "--version":
                 print("dynrelay \(DynrelayVersion.string)")
                 exit(ExitCode.ok.rawValue)

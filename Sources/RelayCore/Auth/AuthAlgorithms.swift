@@ -20,6 +20,8 @@ final class AuthAlgorithms: @unchecked Sendable {
     let sha256: OpaquePointer
     let desECB: OpaquePointer?
     let pbkdf2: OpaquePointer
+    /// AES-256-GCM for `SecretBox`, which seals the user store's password-equivalent columns.
+    let aes256GCM: OpaquePointer
     /// HMAC contexts with the digest already set; `EVP_MAC_init` only adds the key.
     let hmacMD5Template: OpaquePointer
     let hmacSHA256Template: OpaquePointer
@@ -56,13 +58,15 @@ final class AuthAlgorithms: @unchecked Sendable {
         guard let md5 = EVP_MD_fetch(nil, "MD5", nil),
               let sha256 = EVP_MD_fetch(nil, "SHA256", nil),
               let hmac = EVP_MAC_fetch(nil, "HMAC", nil),
-              let pbkdf2 = EVP_KDF_fetch(nil, "PBKDF2", nil)
+              let pbkdf2 = EVP_KDF_fetch(nil, "PBKDF2", nil),
+              let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
         else {
-            fatalError("OpenSSL cannot fetch MD5, SHA256, HMAC or PBKDF2: \(drainOpenSSLErrors())")
+            fatalError("OpenSSL cannot fetch MD5, SHA256, HMAC, PBKDF2 or AES-256-GCM: \(drainOpenSSLErrors())")
         }
         self.md5 = md5
         self.sha256 = sha256
         self.pbkdf2 = pbkdf2
+        self.aes256GCM = aes256GCM
         hmacMD5Template = Self.hmacTemplate(hmac, digestName: "MD5")
         hmacSHA256Template = Self.hmacTemplate(hmac, digestName: "SHA256")
         EVP_MAC_free(hmac)
