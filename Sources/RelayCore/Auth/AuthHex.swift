@@ -1,8 +1,8 @@
 /// Lowercase hex, as Digest (RFC 7616 §3.4.1) and NTLM test vectors spell digests.
-enum AuthHex {
+public enum AuthHex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
             for (i, byte) in bytes.enumerated() {
                 out[2 * i] = digits[Int(byte >> 4)]
@@ -13,7 +13,7 @@ enum AuthHex {
     }
 
     /// Decodes hex of either case; nil for odd lengths or non-hex characters.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
@@ -27,7 +27,7 @@ enum AuthHex {
         return bytes
     }
 
-    static func nibble(_ c: UInt8) -> UInt8? {
+    public static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
