@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
 #include "CRelayShims.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 
 int crelay_accept4_nonblocking(int fd, struct sockaddr *addr, socklen_t *len) {
     return accept4(fd, addr, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -55,4 +57,17 @@ int crelay_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int
 
 int crelay_eventfd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+int crelay_socketpair_cloexec(int fds[2]) {
+    return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds);
+}
+
+int crelay_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }

@@ -41,6 +41,16 @@ int crelay_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int
 /// eventfd(0, EFD_NONBLOCK|EFD_CLOEXEC): how other threads wake a loop.
 int crelay_eventfd(void);
 
+/// socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC): a helper's stdin and stdout, as Squid
+/// connects its helpers (a socket lets us write with MSG_NOSIGNAL, so a dead helper is EPIPE,
+/// never SIGPIPE). Both ends blocking: the child must see an ordinary blocking stdin.
+int crelay_socketpair_cloexec(int fds[2]);
+
+/// pidfd_open(2) (Linux 5.3+, no libc wrapper in glibc 2.36): readable once `pid` exits, so
+/// an event loop learns of a helper's death even if a grandchild keeps its stdout open.
+/// -1 with errno ENOSYS on older kernels.
+int crelay_pidfd_open(pid_t pid);
+
 enum {
     crelay_EV_IN = 0x001,
     crelay_EV_OUT = 0x004,

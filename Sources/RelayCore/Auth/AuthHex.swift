@@ -28,7 +28,7 @@ public enum AuthHex {
         return bytes
     }
 
-    static func nibble(_ c: UInt8) -> UInt8? {
+    public static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10

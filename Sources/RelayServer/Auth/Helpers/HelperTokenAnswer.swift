@@ -1,0 +1,82 @@
+import RelayCore
+
+/// A stateful (NTLM / Negotiate) helper's answer to one `YR` / `KK` token.
+public enum HelperTokenAnswer: Sendable, Equatable, CustomStringConvertible {
+    /// `TT <blob>`: send this token to the client in a 407 and wait for its next one.
+    case `continue`([UInt8])
+    /// `OK user=… [token=…]` or the older `AF [blob] <user>`: authenticated. The token, when
+    /// present, is the server's last Negotiate token (mutual authentication).
+    case done(user: String, token: [UInt8]?)
+    /// `ERR` / `NA`: the credentials were refused (or the request could not be formed).
+    case failed(reason: String?)
+    /// `BH`, an unreadable answer, or the helper died, timed out, cannot start, or was
+    /// replaced mid-handshake: end this handshake; a new one gets a working helper.
+    case broken(reason: String)
+
+    /// Names the case without token bytes (they authenticate a connection: never log them).
+    public var description: String {
+        switch self {
+        case .continue(let token): "continue(\(token.count) bytes)"
+        case .done(let user, let token): "done(\(user), \(token.map { "\($0.count) bytes" } ?? "no token"))"
+        case .failed(let reason): "failed(\(reason ?? "-"))"
+        case .broken(let reason): "broken(\(reason))"
+        }
+    }
+}
+
+extension HelperTokenAnswer {
+    /// Reads an NTLM / Negotiate answer in either generation of the protocol:
+    /// `TT token=<b64>` or `TT <b64>`; `OK user=<name> [token=<b64>]` or `AF <b64> <user>` /
+    /// `AF <user>` (ntlm_fake_auth); `ERR [message=…]` or `NA <reason>`; `BH <reason>`.
+    init(_ outcome: HelperProcess.Outcome, maxTokenLength: Int) {
+        switch outcome {
+        case .overloaded: self = .broken(reason: "helper overloaded")
+        case .broken(let reason): self = .broken(reason: reason)
+        case .reply(let reply):
+            let decode = { (text: Substring) -> [UInt8]? in
+                try? AuthCrypto.base64Decode(text, maxDecodedCount: maxTokenLength)
+            }
+            switch reply.code {
+            case "TT":
+                let noted = reply.notes["token"].map { Substring($0) }
+                guard let text = noted ?? reply.words.first, let token = decode(text),
+                      !token.isEmpty else {
+                    self = .broken(reason: "TT without a valid token")
+                    return
+                }
+                self = .continue(token)
+            case "OK":
+                let notes = reply.notes
+                // negotiate_kerberos_auth rfc1738-escapes the name it sends.
+                guard let user = notes["user"].map(HelperReply.rfc1738Unescape), !user.isEmpty else {
+                    self = .broken(reason: "OK without a user")
+                    return
+                }
+                guard let text = notes["token"] else {
+                    self = .done(user: user, token: nil)
+                    return
+                }
+                guard let token = decode(Substring(text)) else {
+                    self = .broken(reason: "OK with an invalid token")
+                    return
+                }
+                self = .done(user: user, token: token)
+            case "AF":
+                let words = reply.words
+                switch words.count {
+                case 1: self = .done(user: String(words[0]), token: nil)
+                case 2:
+                    guard let token = decode(words[0]) else {
+                        self = .broken(reason: "AF with an invalid token")
+                        return
+                    }
+                    self = .done(user: String(words[1]), token: token)
+                default: self = .broken(reason: "AF without a user")
+                }
+            case "ERR", "NA": self = .failed(reason: reply.message)
+            case "BH": self = .broken(reason: "BH \(reply.message ?? "")")
+            default: self = .broken(reason: "unexpected answer \(reply.code)")
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Dispatch
+import Foundation
+import Glibc
+import RelayCore
+import RelayIO
+@testable import RelayServer
+import Synchronization
+import Testing
+
+/// Debian's Squid helpers, required: a missing one fails the test with the package to install.
+enum SquidHelpers {
+    static let directory = "/usr/lib/squid"
+
+    static func path(_ name: String) throws -> String {
+        let path = "\(directory)/\(name)"
+        try #require(access(path, X_OK) == 0, "\(path) is missing: apt-get install squid (Debian's helpers)")
+        return path
+    }
+
+    /// One loop for every helper test: pools hop to it, completions run on it.
+    static let loop = EventLoopGroup(count: 1).loops[0]
+    static let quietLog = RelayLog(level: .error)
+
+    static func concurrentPool(_ command: HelperCommand, processes: Int, concurrency: Int, maxQueued: Int = 1024,
+                               timeout: Duration = .seconds(10)) -> ConcurrentHelperPool {
+        ConcurrentHelperPool(command: command,
+                             configuration: HelperPoolConfiguration(processes: processes, concurrency: concurrency,
+                                                                    maxQueued: maxQueued, requestTimeout: timeout),
+                             loop: loop, log: quietLog)
+    }
+
+    /// `openssl passwd <flag> <password>`: the hash formats htpasswd writes.
+    static func opensslPasswd(_ flag: String, _ password: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["passwd", flag, "-stdin"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data((password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "openssl passwd \(flag) failed")
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func write(_ text: String, to path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Lowercase hex of MD5(`text`): the Digest HA1 for `user:realm:password`.
+    static func md5(_ text: String) -> [UInt8] { AuthCrypto.md5(Array(text.utf8)) }
+}
+
+/// Collects answers delivered on another thread and waits for them.
+final class Answers<T: Sendable>: Sendable {
+    private let values = Mutex<[Int: T]>([:])
+    private let arrived = DispatchSemaphore(value: 0)
+
+    func callback(_ key: Int) -> @Sendable (T) -> Void {
+        { value in
+            let first = self.values.withLock { values in
+                let isFirst = values[key] == nil
+                values[key] = value
+                return isFirst
+            }
+            if first { self.arrived.signal() }
+        }
+    }
+
+    /// Waits for `count` answers in all (default 20 s: well past every request timeout).
+    func wait(_ count: Int, seconds: Int = 20) throws -> [Int: T] {
+        for _ in 0..<count {
+            try #require(arrived.wait(timeout: .now() + .seconds(seconds)) == .success, "an answer never came")
+        }
+        return values.withLock { $0 }
+    }
+
+    /// Sends one request and waits for its answer.
+    static func one(_ send: (@escaping @Sendable (T) -> Void) -> Void) throws -> T {
+        let answers = Answers<T>()
+        send(answers.callback(0))
+        return try #require(try answers.wait(1)[0])
+    }
+}
+
+/// True when `pid` is gone and reaped (not even a zombie is left).
+func processIsGone(_ pid: pid_t) -> Bool {
+    kill(pid, 0) != 0 && errno == ESRCH
+}
+
+/// Polls `condition` for up to `seconds` (the helper's restart runs on its own clock).
+func eventually(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
