@@ -27,15 +27,16 @@ public final class RelayServer: Sendable {
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
         let loopCount = max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.group = EventLoopGroup(count: loopCount)
-        let shared = ServerShared(settings: try Self.runtimeSettings(config, logger: logger), resolver: Resolver(),
+        let shared = ServerShared(settings: try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger),
+                                  resolver: Resolver(),
                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger)
         self.shared = shared
         self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
         try bind(config)
     }
 
-    static func runtimeSettings(_ config: RelayConfig, logger: RelayLog) throws -> RuntimeSettings {
-        let authenticator = try AuthSetup.make(config, logger: logger)
+    static func runtimeSettings(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog) throws -> RuntimeSettings {
+        let authenticator = try AuthSetup.make(config, helperLoop: helperLoop, logger: logger)
         return RuntimeSettings(
             session: ProxySession.Settings(
                 registry: config.registry,
@@ -137,7 +138,7 @@ public final class RelayServer: Sendable {
         SystemdNotifier.notify("RELOADING=1")
         do {
             let config = try ConfigFileLoader.load(path: configPath)
-            shared.replaceSettings(try Self.runtimeSettings(config, logger: logger))
+            shared.replaceSettings(try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger))
             logger.log(.notice, "reloaded config=\(configPath) rules=\(config.rules.count)")
             SystemdNotifier.notify("READY=1\nSTATUS=relaying (reloaded)")
         } catch {

@@ -24,6 +24,12 @@ public struct SecretBox: Sendable, CustomStringConvertible, CustomDebugStringCon
 
     private let key: [UInt8]
 
+    /// A key for another purpose derived from this one (HMAC-SHA-256 under `label`), so one
+    /// secret serves several uses without any of them revealing it.
+    public func derivedKey(label: String) -> [UInt8] {
+        AuthCrypto.hmacSHA256(key: key, data: Array(label.utf8))
+    }
+
     /// A box for `key`; nil unless it is exactly `keyLength` bytes.
     public init?(key: [UInt8]) {
         guard key.count == Self.keyLength else { return nil }

@@ -35,7 +35,8 @@ struct AuthDirectiveParser {
             try once("auth-helper \(scheme.rawValue)", here)
             var rest = args.dropFirst()
             var children = 2
-            var concurrency = scheme.isConnectionBound ? 0 : 8
+            // Squid's default: most helpers (basic_ncsa_auth among them) do not speak channel ids.
+            var concurrency = 0
             while let token = rest.first, let (key, value) = Self.split(token), key == "children" || key == "concurrency" {
                 let number = try Self.count(value, token, at: at, key: key, range: key == "children" ? 1...64 : 0...1024)
                 if key == "children" { children = number } else { concurrency = number }

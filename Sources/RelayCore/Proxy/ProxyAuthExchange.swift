@@ -18,11 +18,16 @@ public struct ProxyAuthRequest: Equatable, Sendable {
     /// The method and request-target exactly as on the request line (Digest signs them).
     public var method: String
     public var target: String
+    /// For an absolute-form request, its path and query: the Digest `uri` curl and other
+    /// clients send to a proxy (RFC 7616 asks for the request-target; both name the same
+    /// resource of the same request, so either is accepted, nothing else).
+    public var originForm: String?
 
-    public init(authorization: String?, method: String, target: String) {
+    public init(authorization: String?, method: String, target: String, originForm: String? = nil) {
         self.authorization = authorization
         self.method = method
         self.target = target
+        self.originForm = originForm
     }
 }
 

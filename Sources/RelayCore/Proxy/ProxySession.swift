@@ -390,8 +390,10 @@ public struct ProxySession {
             return decide(pending, principal: principal, mutualAuth: nil, now: now, into: &actions)
         }
         state = .authenticating(pending)
+        var originForm: String?
+        if case .forward(let pathAndQuery, _, _) = kind { originForm = pathAndQuery }
         actions.append(.authenticate(ProxyAuthRequest(authorization: offered.first, method: head.method,
-                                                      target: head.target)))
+                                                      target: head.target, originForm: originForm)))
     }
 
     /// An authentication refusal: a 407 keeps the connection when the client can send its

@@ -1,14 +1,26 @@
 import RelayCore
+import RelayIO
 
 /// Builds the authenticator a configuration asks for, or nil for none. Everything that can
 /// fail (an unreadable keytab, a key file with loose permissions, a helper that cannot be
 /// started) fails here, at start or reload, never on a client's request.
 enum AuthSetup {
-    static func make(_ config: RelayConfig, logger: RelayLog) throws -> ProxyAuthenticator? {
+    static func make(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog) throws -> ProxyAuthenticator? {
         let auth = config.auth
         guard auth.isRequired else { return nil }
-        let store: (any CredentialStore)? = nil
-        let digestKey = AuthCrypto.randomBytes(count: 32)
+        let settings = UserStoreSettings(config: config)
+        // A key file that exists but is unsafe (group/world bits, wrong length) stops the
+        // start here; no key at all is fine (no users yet, or Basic only).
+        let key = try settings.keySource.load()
+        let storeSchemes = auth.schemes.filter { $0 != .negotiate && auth.helper(for: $0) == nil }
+        let store: (any CredentialStore)? = storeSchemes.isEmpty
+            ? nil : UserDirectory(storePath: settings.storePath, keySource: settings.keySource)
+        if let directory = store as? UserDirectory, let problem = directory.problem {
+            logger.log(.error, "user store: \(problem)")
+        }
+        // Digest nonces signed under a key derived from the store key stay valid across
+        // reloads and restarts; without one, a random key means one round of stale=true.
+        let digestKey = key?.derivedKey(label: "dynrelay digest nonce key v1") ?? AuthCrypto.randomBytes(count: 32)
         var negotiate: GSSAcceptorCredential?
         if let keytab = auth.negotiate?.keytab, auth.helper(for: .negotiate) == nil {
             // The replay cache lives with the other state: writable under the hardened unit,
@@ -17,7 +29,8 @@ enum AuthSetup {
             negotiate = try GSSAcceptorCredential(keytabPath: keytab, principal: auth.negotiate?.principal,
                                                   replayCache: .file(path: config.stateDir + "/krb5.rcache2"))
         }
-        return ProxyAuthenticator(config: auth, store: store, digestKey: digestKey, helpers: AuthHelpers(),
+        return ProxyAuthenticator(config: auth, store: store, digestKey: digestKey,
+                                  helpers: AuthHelpers(auth, loop: helperLoop, log: logger),
                                   negotiate: negotiate)
     }
 }

@@ -109,9 +109,10 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         if shared.isLocked(principal: claimed, source: source) {
             return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: "Digest")))
         }
+        let signedTarget = request.originForm.flatMap { credentials.uri == $0 ? $0 : nil } ?? request.target
         let verify: @Sendable ([UInt8]?) -> Void = { [shared, source] helperHA1 in
             let verification = digest.verify(
-                credentials, method: request.method, requestTarget: request.target, now: ProxyAuthenticator.unixTime(),
+                credentials, method: request.method, requestTarget: signedTarget, now: ProxyAuthenticator.unixTime(),
                 userForUserhash: { hash, realm, algorithm in store?.userForUserhash(hash, realm: realm, algorithm: algorithm) },
                 ha1: { user, realm, algorithm in
                     if shared.helpers.digest != nil { return algorithm == .md5 ? helperHA1 : nil }
@@ -130,8 +131,15 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
         guard let helper = shared.helpers.digest else { return verify(nil) }
         guard !credentials.userhash else { return verify(nil) }
-        helper.digestHA1(user: credentials.username, realm: digest.configuration.realm) { ha1 in
-            verify(ha1)
+        helper.digestHA1(user: credentials.username, realm: digest.configuration.realm) { [shared, source] reply in
+            switch reply {
+            case .ha1(let ha1): verify(ha1)
+            case .err: verify(nil)
+            case .helperBroken, .overloaded:
+                answer(Self.settle(shared, .authUnavailable, user: claimed, scheme: .digest, source: source, scope: .request))
+            case .invalidInput:
+                answer(Self.settle(shared, .badCredentials, user: claimed, scheme: .digest, source: source, scope: .request))
+            }
         }
     }
 
@@ -249,8 +257,11 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     private static func reason(for verdict: HelperVerdict) -> ReasonCode? {
         switch verdict {
         case .ok: return nil
+        // basic_ncsa_auth and its kin say which; anything else counts as a wrong password.
+        case .err(let message) where message?.lowercased().contains("no such user") == true: return .unknownUser
         case .err: return .badPassword
-        case .broken, .overloaded: return .authUnavailable
+        case .helperBroken, .overloaded: return .authUnavailable
+        case .invalidInput: return .badCredentials
         }
     }
 

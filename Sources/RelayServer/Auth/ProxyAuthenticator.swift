@@ -74,6 +74,10 @@ final class ProxyAuthenticator: Sendable {
         lockout.withLock { $0.recordSuccess(principal: principal, source: source) }
     }
 
+    deinit {
+        helpers.close()
+    }
+
     static func unixTime() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

@@ -43,6 +43,8 @@ public final class UserDirectory: Sendable {
         var lastCheckNanos: UInt64 = 0
         var checking = false
         var problem: UserStoreError?
+        /// Bumped whenever a new snapshot or key is installed.
+        var generation: UInt64 = 0
     }
 
     /// The database file watched.
@@ -134,6 +136,12 @@ public final class UserDirectory: Sendable {
     // MARK: - State
 
     /// How many users the current snapshot holds.
+    /// Moves whenever the users (or the key) change: caches of proven logins compare it.
+    public var generation: UInt64 {
+        _ = current()
+        return state.withLock { $0.generation }
+    }
+
     public var userCount: Int {
         current().snapshot.entries.count
     }
@@ -205,10 +213,12 @@ public final class UserDirectory: Sendable {
         }
         let now = monotonicNanos()
         state.withLock { state in
+            if (state.box == nil) != (box == nil) { state.generation &+= 1 }
             state.box = box
             if let snapshot {
                 state.snapshot = snapshot
                 state.problem = loadProblem
+                state.generation &+= 1
             }
             if !keepOldStamp { state.stamp = stamp }
             if let keyProblem {

@@ -12,8 +12,6 @@ public struct UserStoreSettings: Sendable, Equatable {
     /// The realm of `auth digest`; HA1s are computed for it when a password is set.
     public var digestRealm: String
 
-    /// The realm used until the configuration names one.
-    public static let defaultDigestRealm = "dynrelay"
 
     /// Settings given explicitly.
     public init(stateDir: String, storePath: String, explicitKeyFile: String?, digestRealm: String) {
@@ -25,10 +23,8 @@ public struct UserStoreSettings: Sendable, Equatable {
 
     /// The settings `config` implies; the one place that reads auth settings from it.
     public init(config: RelayConfig) {
-        // Filled from the auth directives (`auth digest realm=...`, `user-key-file PATH`)
-        // once they land.
         self.init(stateDir: config.stateDir, storePath: config.stateDir + "/users.db",
-                  explicitKeyFile: nil, digestRealm: Self.defaultDigestRealm)
+                  explicitKeyFile: config.auth.userKeyFile, digestRealm: config.auth.storeRealm)
     }
 
     /// Where the key is looked for, `$CREDENTIALS_DIRECTORY` included.

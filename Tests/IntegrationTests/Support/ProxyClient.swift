@@ -105,9 +105,11 @@ enum Curl {
     static var path: String { Subprocess.find("curl") ?? "/usr/bin/curl" }
 
     /// Runs curl with a hard `--max-time`; `--silent --show-error` keeps stderr for diagnosis.
-    static func run(_ arguments: [String], input: Subprocess.Input = .none, maxTime: Int = 60) throws -> ProcessResult {
-        try Subprocess.run(path, ["--silent", "--show-error", "--max-time", "\(maxTime)", "--noproxy", ""] + arguments,
-                           input: input, environment: ["http_proxy": "", "https_proxy": "", "HTTP_PROXY": "", "HTTPS_PROXY": "", "ALL_PROXY": "", "all_proxy": "", "no_proxy": "", "NO_PROXY": ""],
+    static func run(_ arguments: [String], input: Subprocess.Input = .none, maxTime: Int = 60,
+                    environment: [String: String] = [:]) throws -> ProcessResult {
+        let noProxies = ["http_proxy": "", "https_proxy": "", "HTTP_PROXY": "", "HTTPS_PROXY": "", "ALL_PROXY": "", "all_proxy": "", "no_proxy": "", "NO_PROXY": ""]
+        return try Subprocess.run(path, ["--silent", "--show-error", "--max-time", "\(maxTime)", "--noproxy", ""] + arguments,
+                           input: input, environment: noProxies.merging(environment) { _, new in new },
                            timeout: Double(maxTime + 15))
     }
 

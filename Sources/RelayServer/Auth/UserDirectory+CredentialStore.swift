@@ -1,0 +1,15 @@
+import RelayCore
+
+extension UserDirectory: CredentialStore {
+    func verifyBasic(user: String, password: String) -> Bool? {
+        switch verifyBasic(user: user, password: password) as PasswordCheck {
+        case .ok: return true
+        case .failed(let reason) where reason == .unknownUser: return nil
+        case .failed: return false
+        }
+    }
+
+    func ntHash(user: String) -> (name: String, hash: [UInt8])? {
+        ntlmAccount(user: user).map { ($0.name, $0.ntHash) }
+    }
+}

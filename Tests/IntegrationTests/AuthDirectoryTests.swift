@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import KerberosTestSupport
+import Testing
+
+extension IntegrationSuite {
+    /// Identity from the enterprise directory: Kerberos through a keytab with a real MIT KDC
+    /// and `curl --proxy-negotiate`, and Squid's own helpers from Debian's squid package.
+    @Suite("proxy auth from the directory")
+    struct AuthDirectoryTests {
+        static let squid = "/usr/lib/squid/"
+
+        /// curl through `relay`; returns the status code curl saw last (CONNECT's or the origin's).
+        static func curl(_ relay: RelayProcess, _ origin: HTTPOrigin, _ flags: [String], tunnel: Bool,
+                         environment: [String: String] = [:]) throws -> String {
+            let result = try Curl.run((tunnel ? ["-p"] : []) + flags + [
+                "-x", "http://127.0.0.1:\(relay.proxyPort)", "-o", "/dev/null", "-w", "%{http_code}",
+                "http://127.0.0.1:\(origin.port)/bytes/100",
+            ], environment: environment)
+            return result.stdoutText
+        }
+
+        static func principals(_ relay: RelayProcess, scheme: String) -> [String] {
+            relay.audit.waitForEvents(where: "event LIKE '%-open' AND scheme = ?", [scheme]).compactMap { $0["principal"] }
+        }
+
+        @Test("Negotiate with the relay's keytab: curl --proxy-negotiate, CONNECT and absolute-form; garbage is a gss-error")
+        func negotiateWithKeytab() throws {
+            let kdc = try TestKDC()
+            defer { kdc.stop() }
+            let origin = try HTTPOrigin()
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "auth negotiate keytab=\(kdc.keytabPath) principal=\(TestKDC.servicePrincipal)",
+                "server 127.0.0.1:\(origin.port)",
+            ]), environment: kdc.environment)
+            defer { relay.stop() }
+            for tunnel in [true, false] {
+                #expect(try Self.curl(relay, origin, ["--proxy-negotiate", "-U", ":"], tunnel: tunnel,
+                                      environment: kdc.environment) == "200", "tunnel=\(tunnel): \(relay.stderr.suffix(1500))")
+            }
+            #expect(Self.principals(relay, scheme: "Negotiate") == [TestKDC.userPrincipal, TestKDC.userPrincipal])
+
+            // No ticket: curl has nothing to offer and gets the 407.
+            let empty = ["KRB5CCNAME": "FILE:" + relay.directory.path + "/no-ccache"]
+            #expect(try Self.curl(relay, origin, ["--proxy-negotiate", "-U", ":"], tunnel: true,
+                                  environment: kdc.environment.merging(empty) { _, new in new }) == "407")
+
+            let (response, _) = try ProxyClient.exchange(relayPort: relay.proxyPort,
+                "CONNECT 127.0.0.1:\(origin.port) HTTP/1.1\r\nProxy-Authorization: Negotiate YWJjZGVmZ2hpamts\r\n\r\n")
+            #expect(response.status == 407)
+            let rows = relay.audit.waitForEvents(where: "event = 'refused' AND reason LIKE 'gss-error: %'", [])
+            #expect(rows.count == 1, "audit:\n\(relay.audit.dump())")
+            #expect(relay.isAlive)
+        }
+
+        @Test("basic_ncsa_auth: right, wrong and unknown through CONNECT and absolute-form")
+        func basicHelper() throws {
+            let origin = try HTTPOrigin()
+            let hash = try Subprocess.run("/usr/bin/openssl", ["passwd", "-apr1", "open sesame"]).stdoutText
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "auth basic realm=it",
+                "auth-helper basic children=2 \(Self.squid)basic_ncsa_auth {DIR}/htpasswd",
+                "auth-lockout failures=100 source-failures=100",
+                "server 127.0.0.1:\(origin.port)",
+            ]), files: ["htpasswd": "carol:\(hash)\n"])
+            defer { relay.stop() }
+            for tunnel in [true, false] {
+                #expect(try Self.curl(relay, origin, ["--proxy-basic", "-U", "carol:open sesame"], tunnel: tunnel) == "200")
+                #expect(try Self.curl(relay, origin, ["--proxy-basic", "-U", "carol:nope"], tunnel: tunnel) == "407")
+                #expect(try Self.curl(relay, origin, ["--proxy-basic", "-U", "dave:x"], tunnel: tunnel) == "407")
+            }
+            #expect(Self.principals(relay, scheme: "Basic") == ["carol", "carol"])
+            #expect(relay.audit.waitForEvents(where: "reason = 'bad-password' AND principal = 'carol'", []).count == 2)
+            #expect(relay.audit.waitForEvents(where: "reason = 'unknown-user' AND principal = 'dave'", []).count == 2)
+        }
+
+        @Test("digest_file_auth gives the HA1, the relay checks the response")
+        func digestHelper() throws {
+            let origin = try HTTPOrigin()
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "auth digest realm=it algorithm=MD5",
+                "auth-helper digest concurrency=4 \(Self.squid)digest_file_auth {DIR}/digest",
+                "auth-lockout failures=100 source-failures=100",
+                "server 127.0.0.1:\(origin.port)",
+            ]), files: ["digest": "erin:pa55word\n"])
+            defer { relay.stop() }
+            for tunnel in [true, false] {
+                #expect(try Self.curl(relay, origin, ["--proxy-digest", "-U", "erin:pa55word"], tunnel: tunnel) == "200",
+                        "\(relay.stderr.suffix(1500))")
+                #expect(try Self.curl(relay, origin, ["--proxy-digest", "-U", "erin:wrong"], tunnel: tunnel) == "407")
+            }
+            #expect(Self.principals(relay, scheme: "Digest") == ["erin", "erin"])
+        }
+
+        @Test("ntlm_fake_auth and negotiate_kerberos_auth: stateful helpers hold one handshake per connection")
+        func statefulHelpers() throws {
+            let kdc = try TestKDC()
+            defer { kdc.stop() }
+            let origin = try HTTPOrigin()
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "auth ntlm",
+                "auth-helper ntlm children=2 \(Self.squid)ntlm_fake_auth",
+                "auth negotiate",
+                "auth-helper negotiate children=2 \(Self.squid)negotiate_kerberos_auth -s GSS_C_NO_NAME -k \(kdc.keytabPath)",
+                "server 127.0.0.1:\(origin.port)",
+            ]), environment: kdc.environment)
+            defer { relay.stop() }
+            for tunnel in [true, false] {
+                #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "frank:anything"], tunnel: tunnel) == "200",
+                        "\(relay.stderr.suffix(1500))")
+                #expect(try Self.curl(relay, origin, ["--proxy-negotiate", "-U", ":"], tunnel: tunnel,
+                                      environment: kdc.environment) == "200", "\(relay.stderr.suffix(1500))")
+            }
+            #expect(Self.principals(relay, scheme: "NTLM").count == 2)
+            #expect(Self.principals(relay, scheme: "NTLM").allSatisfy { $0.hasSuffix("frank") })
+            #expect(Self.principals(relay, scheme: "Negotiate") == [TestKDC.userPrincipal, TestKDC.userPrincipal])
+        }
+    }
+}
