@@ -14,6 +14,11 @@ final class AuditWriter: @unchecked Sendable {
     private var rollback: OpaquePointer?
     private var insert: OpaquePointer?
     private var tail: OpaquePointer?
+    private var dataVersion: OpaquePointer?
+    /// The seq of the chain's tail after this connection's last commit, and the
+    /// `data_version` then: while no other connection has written since, the tail need not
+    /// be read again (the cursor still holds its hash).
+    private var knownTail: (seq: Int64, dataVersion: Int64)?
     // Reused from row to row so the per-row path allocates nothing.
     private let cursor: AuditHashChain.Cursor
     private var row: [UInt8] = []
@@ -82,6 +87,7 @@ final class AuditWriter: @unchecked Sendable {
         rollback = try prepare("ROLLBACK")
         insert = try prepare(AuditSchema.insert)
         tail = try prepare(AuditSchema.selectTail)
+        dataVersion = try prepare("PRAGMA data_version")
     }
 
     /// Writes `records` as rows `tail+1 ...` in one transaction; returns the first seq.
@@ -93,8 +99,16 @@ final class AuditWriter: @unchecked Sendable {
         guard db != nil, let begin, let commit, let insert else { return .failure(.closed) }
         guard run(begin) == SQLITE_DONE else { return .failure(writeError("BEGIN IMMEDIATE")) }
         do throws(AuditError) {
-            var (seq, tailHash) = try readTail()
-            cursor.reset(after: tailHash)
+            let version = try readDataVersion()
+            var seq: Int64
+            if let knownTail, knownTail.dataVersion == version {
+                seq = knownTail.seq
+            } else {
+                let (tailSeq, tailHash) = try readTail()
+                seq = tailSeq
+                cursor.reset(after: tailHash)
+            }
+            knownTail = nil
             let first = seq + 1
             for record in records {
                 seq += 1
@@ -113,6 +127,8 @@ final class AuditWriter: @unchecked Sendable {
                 if let failure { throw failure }
             }
             guard run(commit) == SQLITE_DONE else { throw writeError("COMMIT") }
+            // Our own commits leave data_version as it was.
+            knownTail = (seq, version)
             return .success(first)
         } catch {
             abandonTransaction()
@@ -122,10 +138,10 @@ final class AuditWriter: @unchecked Sendable {
 
     /// Finalizes every statement and closes the connection; idempotent.
     func close() {
-        for stmt in [begin, commit, rollback, insert, tail] where stmt != nil {
+        for stmt in [begin, commit, rollback, insert, tail, dataVersion] where stmt != nil {
             sqlite3_finalize(stmt)
         }
-        (begin, commit, rollback, insert, tail) = (nil, nil, nil, nil, nil)
+        (begin, commit, rollback, insert, tail, dataVersion) = (nil, nil, nil, nil, nil, nil)
         if let db {
             sqlite3_close_v2(db)
             self.db = nil
@@ -175,6 +191,14 @@ final class AuditWriter: @unchecked Sendable {
         default:
             throw writeError("read chain tail")
         }
+    }
+
+    /// `PRAGMA data_version`: changes when another connection commits, not when this one does.
+    private func readDataVersion() throws(AuditError) -> Int64 {
+        guard let dataVersion else { throw AuditError.closed }
+        defer { sqlite3_reset(dataVersion) }
+        guard sqlite3_step(dataVersion) == SQLITE_ROW else { throw writeError("read data_version") }
+        return sqlite3_column_int64(dataVersion, 0)
     }
 
     private func abandonTransaction() {
