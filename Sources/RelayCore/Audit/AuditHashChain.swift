@@ -34,12 +34,77 @@ public struct AuditHashChain: Sendable {
             preconditionFailure("prev hash is not 64 hex characters: \(prevHashHex)")
         }
         var digest = [UInt8](repeating: 0, count: 32)
-        if let keyedTemplate {
-            keyedTemplate.mac(prev, canonical, into: &digest)
-        } else {
-            Algorithms.shared.sha256(prev, canonical, into: &digest)
+        prev.withUnsafeBytes { prev in
+            canonical.withUnsafeBytes { canonical in
+                digest.withUnsafeMutableBytes { digest in
+                    if let keyedTemplate {
+                        keyedTemplate.mac(prev, canonical, into: digest)
+                    } else {
+                        let ctx = Algorithms.shared.newDigestContext()
+                        defer { EVP_MD_CTX_free(ctx) }
+                        Algorithms.shared.sha256(prev, canonical, into: digest, using: ctx)
+                    }
+                }
+            }
         }
         return Self.encodeHex(digest)
+    }
+
+    /// Walks the chain forward one row at a time for a writer, with no allocation per row:
+    /// the previous hash stays in raw bytes and the SHA-256 context is reused.
+    /// Not thread-safe: each writer owns its cursor.
+    public final class Cursor {
+        private let chain: AuditHashChain
+        private let digestContext: OpaquePointer?
+        /// Raw bytes of `hashHex`.
+        private let tail = UnsafeMutableRawBufferPointer.allocate(byteCount: 32, alignment: 8)
+        private var previous = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 64)
+        private var current = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 64)
+
+        /// Starts after the row whose hash is `hashHex` (`genesis` for an empty table), which
+        /// must be well formed (`isWellFormed(hashHex:)`).
+        public init(chain: AuditHashChain, after hashHex: String) {
+            self.chain = chain
+            digestContext = chain.keyedTemplate == nil ? Algorithms.shared.newDigestContext() : nil
+            previous.initialize(repeating: UInt8(ascii: "0"))
+            current.initialize(repeating: UInt8(ascii: "0"))
+            reset(after: hashHex)
+        }
+
+        deinit {
+            if let digestContext { EVP_MD_CTX_free(digestContext) }
+            tail.deallocate()
+            previous.deallocate()
+            current.deallocate()
+        }
+
+        /// Continues from the row whose hash is `hashHex` instead (after re-reading the tail).
+        public func reset(after hashHex: String) {
+            guard let raw = AuditHashChain.decodeHex(hashHex) else {
+                preconditionFailure("hash is not 64 hex characters: \(hashHex)")
+            }
+            tail.copyBytes(from: raw)
+            AuditHashChain.encodeHex(UnsafeRawBufferPointer(tail), into: current)
+        }
+
+        /// `prev_hash` of the row `advance` last hashed, 64 lowercase hex bytes; valid until the
+        /// next `advance` or `reset`.
+        public var prevHashHex: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(previous) }
+
+        /// The hash of the row `advance` last hashed (the chain's tail), 64 lowercase hex
+        /// bytes; valid until the next `advance` or `reset`.
+        public var hashHex: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(current) }
+
+        /// Hashes the next row, whose canonical bytes are `canonical`, onto the tail.
+        public func advance(over canonical: UnsafeRawBufferPointer) {
+            swap(&previous, &current)
+            if let keyedTemplate = chain.keyedTemplate {
+                keyedTemplate.mac(UnsafeRawBufferPointer(tail), canonical, into: tail)
+            } else {
+                Algorithms.shared.sha256(UnsafeRawBufferPointer(tail), canonical, into: tail, using: digestContext!)
+            }
+            AuditHashChain.encodeHex(UnsafeRawBufferPointer(tail), into: current)
+        }
     }
 
     /// True for exactly 64 lowercase or uppercase hex digits.
@@ -75,15 +140,20 @@ public struct AuditHashChain: Sendable {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let hexDigits: StaticString = "0123456789abcdef"
 
     private static func encodeHex(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            for (i, b) in bytes.enumerated() {
-                out[2 * i] = hexDigits[Int(b >> 4)]
-                out[2 * i + 1] = hexDigits[Int(b & 0x0f)]
-            }
+            bytes.withUnsafeBytes { encodeHex($0, into: out) }
             return bytes.count * 2
+        }
+    }
+
+    private static func encodeHex(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableBufferPointer<UInt8>) {
+        let digits = hexDigits.utf8Start
+        for (i, b) in bytes.enumerated() {
+            out[2 * i] = digits[Int(b >> 4)]
+            out[2 * i + 1] = digits[Int(b & 0x0f)]
         }
     }
 }
@@ -108,14 +178,21 @@ private final class Algorithms: @unchecked Sendable {
         hmac = mac
     }
 
-    func sha256(_ first: [UInt8], _ second: [UInt8], into digest: inout [UInt8]) {
+    func newDigestContext() -> OpaquePointer {
         guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: \(drainOpenSSLErrors())") }
-        defer { EVP_MD_CTX_free(ctx) }
+        return ctx
+    }
+
+    /// SHA-256 of `first ‖ second` into the 32 bytes at `digest` (which may alias `first`:
+    /// both inputs are consumed before the digest is written), reinitialising `ctx`.
+    func sha256(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+                into digest: UnsafeMutableRawBufferPointer, using ctx: OpaquePointer) {
+        precondition(digest.count >= 32)
         var length: UInt32 = 0
         let ok = EVP_DigestInit_ex2(ctx, sha256Digest, nil) == 1
-            && first.withUnsafeBytes { EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } == 1
-            && second.withUnsafeBytes { EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } == 1
-            && digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(ctx, $0.baseAddress, &length) } == 1
+            && EVP_DigestUpdate(ctx, first.baseAddress, first.count) == 1
+            && EVP_DigestUpdate(ctx, second.baseAddress, second.count) == 1
+            && EVP_DigestFinal_ex(ctx, digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1
         guard ok, length == 32 else { fatalError("SHA-256 failed: \(drainOpenSSLErrors())") }
     }
 }
@@ -157,14 +234,14 @@ private final class HMACTemplate: @unchecked Sendable {
         EVP_MAC_CTX_free(template)
     }
 
-    func mac(_ first: [UInt8], _ second: [UInt8], into digest: inout [UInt8]) {
+    /// HMAC of `first ‖ second` into the 32 bytes at `digest` (which may alias `first`).
+    func mac(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
         guard let ctx = EVP_MAC_CTX_dup(template) else { fatalError("EVP_MAC_CTX_dup: \(drainOpenSSLErrors())") }
         defer { EVP_MAC_CTX_free(ctx) }
         var length = 0
-        let capacity = digest.count
-        let ok = first.withUnsafeBufferPointer { EVP_MAC_update(ctx, $0.baseAddress, $0.count) } == 1
-            && second.withUnsafeBufferPointer { EVP_MAC_update(ctx, $0.baseAddress, $0.count) } == 1
-            && digest.withUnsafeMutableBufferPointer { EVP_MAC_final(ctx, $0.baseAddress, &length, capacity) } == 1
+        let ok = EVP_MAC_update(ctx, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count) == 1
+            && EVP_MAC_update(ctx, second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count) == 1
+            && EVP_MAC_final(ctx, digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &length, digest.count) == 1
         guard ok, length == 32 else { fatalError("HMAC-SHA-256 failed: \(drainOpenSSLErrors())") }
     }
 }

@@ -11,6 +11,15 @@ import Darwin
 public enum AuditTimestamp {
     /// Formats UTC microseconds since the epoch; always 27 bytes for years 0000-9999.
     public static func format(micros: Int64) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(27)
+        append(micros: micros, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the bytes `format(micros:)` returns to `out`, with no allocation once `out`
+    /// has room: the audit writer formats straight into its reused row buffer.
+    public static func append(micros: Int64, to out: inout [UInt8]) {
         // Floor division so instants before 1970 keep a positive fraction.
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000
@@ -22,10 +31,9 @@ public enum AuditTimestamp {
         var parts = tm()
         guard gmtime_r(&t, &parts) != nil else {
             // Only reachable for years gmtime cannot represent; keep the row writable.
-            return "invalid-time:\(micros)"
+            out.append(contentsOf: "invalid-time:\(micros)".utf8)
+            return
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(27)
         appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &out)
         out.append(UInt8(ascii: "-"))
         appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &out)
@@ -40,7 +48,6 @@ public enum AuditTimestamp {
         out.append(UInt8(ascii: "."))
         appendDigits(Int(fraction), width: 6, to: &out)
         out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// The current wall-clock time in UTC microseconds since the epoch.
@@ -50,20 +57,25 @@ public enum AuditTimestamp {
         return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
     }
 
+    /// Zero-padded to `width`, most significant digit first; no temporary digit array.
     private static func appendDigits(_ value: Int, width: Int, to out: inout [UInt8]) {
         var value = value
         if value < 0 {
             out.append(UInt8(ascii: "-"))
             value = -value
         }
-        var digits: [UInt8] = []
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(value % 10))
-            value /= 10
-        } while value > 0
-        if digits.count < width {
-            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count))
+        var digits = 1
+        var divisor = 1
+        while value / divisor >= 10 {
+            divisor *= 10
+            digits += 1
         }
-        out.append(contentsOf: digits.reversed())
+        for _ in digits..<max(width, digits) {
+            out.append(UInt8(ascii: "0"))
+        }
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value / divisor % 10))
+            divisor /= 10
+        }
     }
 }

@@ -14,7 +14,16 @@ final class AuditWriter: @unchecked Sendable {
     private var rollback: OpaquePointer?
     private var insert: OpaquePointer?
     private var tail: OpaquePointer?
-    private let chain: AuditHashChain
+    private var dataVersion: OpaquePointer?
+    /// The seq of the chain's tail after this connection's last commit, and the
+    /// `data_version` then: while no other connection has written since, the tail need not
+    /// be read again (the cursor still holds its hash).
+    private var knownTail: (seq: Int64, dataVersion: Int64)?
+    // Reused from row to row so the per-row path allocates nothing.
+    private let cursor: AuditHashChain.Cursor
+    private var row: [UInt8] = []
+    private var fields = AuditCanonical.FieldRanges()
+    private var ts: [UInt8] = []
 
     static let busyTimeoutMillis: Int32 = 5_000
 
@@ -24,7 +33,9 @@ final class AuditWriter: @unchecked Sendable {
         if hashKey?.isEmpty == true {
             throw AuditError(code: AuditError.Code.open, message: "the audit hash key is empty")
         }
-        chain = AuditHashChain(key: hashKey)
+        cursor = AuditHashChain.Cursor(chain: AuditHashChain(key: hashKey), after: AuditHashChain.genesis)
+        row.reserveCapacity(1024)
+        ts.reserveCapacity(32)
         // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal
         // and -shm files the mode of the database file.
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -76,6 +87,7 @@ final class AuditWriter: @unchecked Sendable {
         rollback = try prepare("ROLLBACK")
         insert = try prepare(AuditSchema.insert)
         tail = try prepare(AuditSchema.selectTail)
+        dataVersion = try prepare("PRAGMA data_version")
     }
 
     /// Writes `records` as rows `tail+1 ...` in one transaction; returns the first seq.
@@ -87,17 +99,36 @@ final class AuditWriter: @unchecked Sendable {
         guard db != nil, let begin, let commit, let insert else { return .failure(.closed) }
         guard run(begin) == SQLITE_DONE else { return .failure(writeError("BEGIN IMMEDIATE")) }
         do throws(AuditError) {
-            var (seq, prevHash) = try readTail()
+            let version = try readDataVersion()
+            var seq: Int64
+            if let knownTail, knownTail.dataVersion == version {
+                seq = knownTail.seq
+            } else {
+                let (tailSeq, tailHash) = try readTail()
+                seq = tailSeq
+                cursor.reset(after: tailHash)
+            }
+            knownTail = nil
             let first = seq + 1
             for record in records {
                 seq += 1
-                let ts = AuditTimestamp.format(micros: record.timestampMicros)
-                let hash = chain.next(prevHashHex: prevHash, canonical: AuditCanonical.encode(seq: seq, ts: ts, record))
-                try bind(insert, seq: seq, ts: ts, record, prevHash: prevHash, hash: hash)
-                guard run(insert) == SQLITE_DONE else { throw writeError("INSERT seq \(seq)") }
-                prevHash = hash
+                ts.removeAll(keepingCapacity: true)
+                AuditTimestamp.append(micros: record.timestampMicros, to: &ts)
+                row.removeAll(keepingCapacity: true)
+                AuditCanonical.encode(seq: seq, ts: ts, record, into: &row, fields: &fields)
+                let failure: AuditError? = row.withUnsafeBytes { row in
+                    cursor.advance(over: row)
+                    // The text columns are bound from the encoded row and the cursor's hex
+                    // buffers without a copy: both stay put until the step below is done.
+                    guard bind(insert, seq: seq, row: row, record) == SQLITE_OK else { return writeError("bind seq \(seq)") }
+                    guard run(insert) == SQLITE_DONE else { return writeError("INSERT seq \(seq)") }
+                    return nil
+                }
+                if let failure { throw failure }
             }
             guard run(commit) == SQLITE_DONE else { throw writeError("COMMIT") }
+            // Our own commits leave data_version as it was.
+            knownTail = (seq, version)
             return .success(first)
         } catch {
             abandonTransaction()
@@ -107,10 +138,10 @@ final class AuditWriter: @unchecked Sendable {
 
     /// Finalizes every statement and closes the connection; idempotent.
     func close() {
-        for stmt in [begin, commit, rollback, insert, tail] where stmt != nil {
+        for stmt in [begin, commit, rollback, insert, tail, dataVersion] where stmt != nil {
             sqlite3_finalize(stmt)
         }
-        (begin, commit, rollback, insert, tail) = (nil, nil, nil, nil, nil)
+        (begin, commit, rollback, insert, tail, dataVersion) = (nil, nil, nil, nil, nil, nil)
         if let db {
             sqlite3_close_v2(db)
             self.db = nil
@@ -119,34 +150,26 @@ final class AuditWriter: @unchecked Sendable {
 
     // MARK: - Steps
 
-    private func bind(_ stmt: OpaquePointer, seq: Int64, ts: String, _ r: AuditRecord, prevHash: String, hash: String) throws(AuditError) {
+    /// Binds row `seq`: integers from `r`, text from the value ranges of its canonical
+    /// encoding `row` (SQLITE_STATIC: `row` must outlive the step), hashes from `cursor`.
+    /// Returns SQLITE_OK, or non-zero if some bind failed.
+    private func bind(_ stmt: OpaquePointer, seq: Int64, row: UnsafeRawBufferPointer, _ r: AuditRecord) -> Int32 {
+        func text(_ column: Int32) -> Int32 {
+            // Column n holds canonical field n-1.
+            SQLite.bindStaticText(stmt, column, row, fields[Int(column) - 1])
+        }
         // SQLITE_OK is 0: OR-ing the results is non-zero iff some bind failed.
-        let results: Int32 =
-            SQLite.bindInteger(stmt, 1, seq)
-            | SQLite.bindText(stmt, 2, ts)
-            | SQLite.bindText(stmt, 3, r.event.rawValue)
-            | SQLite.bindText(stmt, 4, r.session)
-            | SQLite.bindText(stmt, 5, r.client)
-            | SQLite.bindText(stmt, 6, r.listener)
-            | SQLite.bindText(stmt, 7, r.principal)
-            | SQLite.bindText(stmt, 8, r.scheme)
-            | SQLite.bindText(stmt, 9, r.target)
-            | SQLite.bindText(stmt, 10, r.resolved)
-            | SQLite.bindText(stmt, 11, r.rule)
-            | SQLite.bindText(stmt, 12, r.decision.rawValue)
-            | SQLite.bindText(stmt, 13, r.reason)
+        return SQLite.bindInteger(stmt, 1, seq)
+            | text(2) | text(3) | text(4) | text(5) | text(6) | text(7) | text(8)
+            | text(9) | text(10) | text(11) | text(12) | text(13)
             | SQLite.bindInteger(stmt, 14, r.status.map(Int64.init))
             | SQLite.bindInteger(stmt, 15, r.bytesUp)
             | SQLite.bindInteger(stmt, 16, r.bytesDown)
             | SQLite.bindInteger(stmt, 17, r.durationMs)
-            | SQLite.bindText(stmt, 18, r.tlsVersion)
-            | SQLite.bindText(stmt, 19, r.tlsCipher)
+            | text(18) | text(19)
             | SQLite.bindInteger(stmt, 20, r.simulated ? 1 : 0)
-            | SQLite.bindText(stmt, 21, prevHash)
-            | SQLite.bindText(stmt, 22, hash)
-        if results != SQLITE_OK {
-            throw writeError("bind seq \(seq)")
-        }
+            | SQLite.bindStaticText(stmt, 21, UnsafeRawBufferPointer(cursor.prevHashHex), 0..<64)
+            | SQLite.bindStaticText(stmt, 22, UnsafeRawBufferPointer(cursor.hashHex), 0..<64)
     }
 
     /// The last stored (seq, hash), or (0, genesis) for an empty table.
@@ -168,6 +191,14 @@ final class AuditWriter: @unchecked Sendable {
         default:
             throw writeError("read chain tail")
         }
+    }
+
+    /// `PRAGMA data_version`: changes when another connection commits, not when this one does.
+    private func readDataVersion() throws(AuditError) -> Int64 {
+        guard let dataVersion else { throw AuditError.closed }
+        defer { sqlite3_reset(dataVersion) }
+        guard sqlite3_step(dataVersion) == SQLITE_ROW else { throw writeError("read data_version") }
+        return sqlite3_column_int64(dataVersion, 0)
     }
 
     private func abandonTransaction() {
