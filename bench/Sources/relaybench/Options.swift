@@ -11,10 +11,18 @@ struct UsageError: Error {
 struct Options {
     private var values: [String: String] = [:]
 
+    /// Options that take no value.
+    private static let flags: Set<String> = ["digest-reuse-nonce"]
+
     init(_ args: [String]) throws {
         var index = 0
         while index < args.count {
             let key = args[index]
+            if key.hasPrefix("--"), Self.flags.contains(String(key.dropFirst(2))) {
+                values[String(key.dropFirst(2))] = "true"
+                index += 1
+                continue
+            }
             guard key.hasPrefix("--"), index + 1 < args.count else {
                 throw UsageError(message: "expected --option value, got \(key)")
             }
@@ -29,6 +37,9 @@ struct Options {
     }
 
     func optionalString(_ key: String) -> String? { values[key] }
+
+    /// A valueless option such as `--digest-reuse-nonce`: present or not.
+    func flag(_ key: String) -> Bool { values[key] != nil }
 
     func int(_ key: String, default fallback: Int? = nil) throws -> Int {
         guard let text = values[key] else {

@@ -9,6 +9,8 @@ enum Rate {
     private final class Tally: Sendable {
         let completed = Atomic<Int>(0)
         let failed = Atomic<Int>(0)
+        let requests = Atomic<Int>(0)
+        let reconnects = Atomic<Int>(0)
         let firstError = Mutex<String?>(nil)
     }
 
@@ -16,6 +18,10 @@ enum Rate {
         let route = try options.route()
         let clients = max(try options.int("clients", default: 16), 1)
         let limitSeconds = try options.seconds("seconds", default: 5)
+        let auth = try ProxyAuthSettings(options)
+        if auth != nil, route.connectTarget == nil {
+            throw UsageError(message: "--auth needs --mode connect")
+        }
         let tally = Tally()
         let done = DispatchGroup()
         let start = monotonicNanos()
@@ -28,9 +34,19 @@ enum Rate {
                 var reply = [UInt8](repeating: 0, count: 64)
                 var completed = 0
                 var failed = 0
+                var client: ProxyAuthClient?
+                if let auth {
+                    do {
+                        client = try ProxyAuthClient(auth, route: route)
+                    } catch {
+                        tally.firstError.withLock { if $0 == nil { $0 = "\(error)" } }
+                        tally.failed.add(1, ordering: .relaxed)
+                        return
+                    }
+                }
                 while monotonicNanos() < deadline {
                     do {
-                        let fd = try Socket.openTunnel(route)
+                        let fd = try client?.openTunnel() ?? Socket.openTunnel(route)
                         defer { close(fd) }
                         try message.withUnsafeBytes { try Socket.writeAll(fd, $0) }
                         try reply.withUnsafeMutableBytes { try Socket.readExact(fd, $0) }
@@ -43,6 +59,10 @@ enum Rate {
                 }
                 tally.completed.add(completed, ordering: .relaxed)
                 tally.failed.add(failed, ordering: .relaxed)
+                if let client {
+                    tally.requests.add(client.requests, ordering: .relaxed)
+                    tally.reconnects.add(client.reconnects, ordering: .relaxed)
+                }
             }
             thread.stackSize = 1 << 20
             thread.start()
@@ -57,6 +77,16 @@ enum Rate {
             ("errors", String(failed)),
             ("seconds", fixed(elapsed, 3)),
         ]
+        if let auth {
+            // Which handshake ran, and what it cost in requests: a 407 round trip shows here.
+            let attempts = max(completed + failed, 1)
+            fields += [
+                ("auth", auth.scheme.rawValue),
+                ("auth_mode", auth.mode),
+                ("requests_per_tunnel", fixed(Double(tally.requests.load(ordering: .relaxed)) / Double(attempts), 2)),
+                ("reconnects", String(tally.reconnects.load(ordering: .relaxed))),
+            ]
+        }
         if let error = tally.firstError.withLock({ $0 }) {
             fields.append(("first_error", "\"\(error)\""))
         }

@@ -13,6 +13,10 @@ enum RelayBench {
       throughput --connect H:P [--proxy H:P] [--mode connect|plain] [--bytes 2G] [--seconds 5] [--pid PID]
       latency    --connect H:P [--proxy H:P] [--mode connect|plain] [--count 20000] [--seconds 5]
       rate       --connect H:P [--proxy H:P] [--mode connect|plain] [--clients 16] [--seconds 5]
+                 [--auth none|basic|digest|ntlm|negotiate --user U --password P] [--digest-reuse-nonce]
+                 a fresh connection and the scheme's whole handshake per tunnel; negotiate uses the
+                 ccache in KRB5CCNAME and service HTTP@<proxy host>; digest answers a 407 challenge
+                 per tunnel unless --digest-reuse-nonce (one nonce per client thread, nc counting up)
       idle       --connect H:P [--proxy H:P] [--mode connect|plain] [--tunnels 10000] --pid PID [--settle 2]
     common: --label NAME (copied into the result line)
     --proxy omitted = direct to --connect. --mode connect sends an HTTP CONNECT to the proxy;
