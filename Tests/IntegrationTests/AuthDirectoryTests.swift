@@ -10,14 +10,16 @@ extension IntegrationSuite {
     struct AuthDirectoryTests {
         static let squid = "/usr/lib/squid/"
 
-        /// curl through `relay`; returns the status code curl saw last (CONNECT's or the origin's).
+        /// curl through `relay`; returns the proxy's refusal of a CONNECT, else the origin's status.
         static func curl(_ relay: RelayProcess, _ origin: HTTPOrigin, _ flags: [String], tunnel: Bool,
                          environment: [String: String] = [:]) throws -> String {
             let result = try Curl.run((tunnel ? ["-p"] : []) + flags + [
-                "-x", "http://127.0.0.1:\(relay.proxyPort)", "-o", "/dev/null", "-w", "%{http_code}",
+                "-x", "http://127.0.0.1:\(relay.proxyPort)", "-o", "/dev/null", "-w", "%{http_connect} %{http_code}",
                 "http://127.0.0.1:\(origin.port)/bytes/100",
             ], environment: environment)
-            return result.stdoutText
+            let codes = result.stdoutText.split(separator: " ").map(String.init)
+            guard codes.count == 2 else { return result.stdoutText }
+            return tunnel && codes[0] != "200" ? codes[0] : codes[1]
         }
 
         static func principals(_ relay: RelayProcess, scheme: String) -> [String] {
@@ -71,8 +73,8 @@ extension IntegrationSuite {
                 #expect(try Self.curl(relay, origin, ["--proxy-basic", "-U", "dave:x"], tunnel: tunnel) == "407")
             }
             #expect(Self.principals(relay, scheme: "Basic") == ["carol", "carol"])
-            #expect(relay.audit.waitForEvents(where: "reason = 'bad-password' AND principal = 'carol'", []).count == 2)
-            #expect(relay.audit.waitForEvents(where: "reason = 'unknown-user' AND principal = 'dave'", []).count == 2)
+            #expect(relay.audit.waitForEvents(where: "reason = 'bad-password' AND principal = 'carol'", [], count: 2).count == 2)
+            #expect(relay.audit.waitForEvents(where: "reason = 'unknown-user' AND principal = 'dave'", [], count: 2).count == 2)
         }
 
         @Test("digest_file_auth gives the HA1, the relay checks the response")
@@ -113,7 +115,9 @@ extension IntegrationSuite {
                                       environment: kdc.environment) == "200", "\(relay.stderr.suffix(1500))")
             }
             #expect(Self.principals(relay, scheme: "NTLM").count == 2)
-            #expect(Self.principals(relay, scheme: "NTLM").allSatisfy { $0.hasSuffix("frank") })
+            // The principal is whatever the helper answers; ntlm_fake_auth garbles curl's names
+            // around the edges (it decodes them as OEM), so only the core is checked.
+            #expect(Self.principals(relay, scheme: "NTLM").allSatisfy { $0.contains("frank") }, "\(Self.principals(relay, scheme: "NTLM"))")
             #expect(Self.principals(relay, scheme: "Negotiate") == [TestKDC.userPrincipal, TestKDC.userPrincipal])
         }
     }

@@ -2,6 +2,22 @@ import CSQLite
 
 /// Small helpers over the SQLite C API that the importer leaves awkward.
 enum SQLite {
+    /// `SQLITE_TRANSIENT`: the importer drops the macro (it is a cast of -1 to a function
+    /// pointer); SQLite copies the bytes before `sqlite3_bind_*` returns.
+    static let transient = unsafeBitCast(-1 as Int, to: sqlite3_destructor_type.self)
+
+    /// Binds the exact UTF-8 bytes (embedded NULs included) rather than a C string, copied.
+    static func bindText(_ stmt: OpaquePointer, _ index: Int32, _ value: String?) -> Int32 {
+        guard var value else { return sqlite3_bind_null(stmt, index) }
+        return value.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, bytes.count > 0 else {
+                return sqlite3_bind_text(stmt, index, "", 0, transient)
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(stmt, index, $0, Int32(bytes.count), transient)
+            }
+        }
+    }
     static func message(_ db: OpaquePointer?) -> String {
         guard let db, let text = sqlite3_errmsg(db) else { return "out of memory" }
         return String(cString: text)

@@ -38,7 +38,9 @@ final class TLSOrigin: @unchecked Sendable {
 
     func stop() {
         if process.isRunning {
-            process.terminate()
+            // SIGKILL: a child of Foundation's Process can inherit the test thread's blocked
+            // SIGTERM and would never see terminate().
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
