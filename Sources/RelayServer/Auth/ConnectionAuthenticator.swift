@@ -3,8 +3,9 @@ import RelayIO
 
 /// Authenticates the requests of one client connection, keeping what the multi-message
 /// schemes need between messages (the NTLM handshake, the GSS-API context, a reserved
-/// helper). Every answer is delivered later on the connection's loop, never inside the
-/// call, so the session never sees an outcome arrive while it is still issuing actions.
+/// helper). Every answer arrives on the connection's loop: at once when it needs no other
+/// thread (a cached Basic login, Digest, NTLM from the store), else after a hop back from
+/// the worker or helper. The driver must cope with an answer inside the call.
 /// Loop-confined: touched only on its loop's thread.
 final class ConnectionAuthenticator: @unchecked Sendable {
     typealias Completion = @Sendable (ProxyAuthOutcome) -> Void
@@ -32,7 +33,10 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     }
 
     func authenticate(_ request: ProxyAuthRequest, completion: @escaping Completion) {
-        let answer: Completion = { [loop] outcome in loop.execute { completion(outcome) } }
+        // No hop when already on the loop: a wake-up per tunnel costs more than the check.
+        let answer: Completion = { [loop] outcome in
+            if loop.inLoop { completion(outcome) } else { loop.execute { completion(outcome) } }
+        }
         if shared.isLocked(principal: nil, source: source) {
             return answer(.refused(ProxyAuthRefusal(reason: .lockedOut)))
         }

@@ -25,6 +25,10 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private var connectAttempt: ConnectAttempt?
     /// Created at the first request that needs it; holds connection-bound handshakes.
     private var authenticator: ConnectionAuthenticator?
+    /// An authentication answered inside the call, delivered once the session's current
+    /// actions are done (a session never takes an event while issuing actions).
+    private var authAnsweredNow: ProxyAuthOutcome?
+    private var authCallInProgress = false
     /// The configuration's authenticator, followed across reloads.
     private var currentAuthenticator: ProxyAuthenticator?
     private var headerTimer: LoopTimer?
@@ -202,6 +206,10 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 beginClose()
             }
         }
+        if let outcome = authAnsweredNow {
+            authAnsweredNow = nil
+            deliver(.authFinished(outcome))
+        }
     }
 
     private func resolve(_ name: String, port: UInt16) {
@@ -274,7 +282,15 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let auth = authenticator ?? ConnectionAuthenticator(shared: shared, loop: context.loop,
                                                             clientAddress: identity.client)
         authenticator = auth
-        auth.authenticate(request) { [self] outcome in deliver(.authFinished(outcome)) }
+        authCallInProgress = true
+        auth.authenticate(request) { [self] outcome in
+            if authCallInProgress {
+                authAnsweredNow = outcome
+            } else {
+                deliver(.authFinished(outcome))
+            }
+        }
+        authCallInProgress = false
     }
 
     private func startTunnel(_ tunnel: TunnelContext, established: [UInt8], leftover: [UInt8]) {

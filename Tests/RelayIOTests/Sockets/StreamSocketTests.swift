@@ -170,7 +170,9 @@ extension RelayIOSuite {
             let loop = group.next()
             let socket = StreamSocket(fd: pair.local, loop: loop)
             let writer = BufferedWriter(socket: socket)
-            let total = 128 * 1024 * 1024
+            // RSS is the whole test process's, and other suites run alongside: the bound is
+            // half of what a writer keeping every chunk would grow, not a tight budget.
+            let total = 256 * 1024 * 1024
             let chunk = 64 * 1024
             let enqueued = Shared(0)
             let drainedEarly = Shared(0)
@@ -194,7 +196,7 @@ extension RelayIOSuite {
             #expect(drainedEarly.value == 0, "the queue emptied \(drainedEarly.value) times: the test did not keep it busy")
             let growth = residentPeak.value - residentBefore
             print("buffered writer: \(total >> 20) MiB through a never-empty queue, resident grew \(growth >> 20) MiB")
-            #expect(growth < 64 * 1024 * 1024, "resident memory grew \(growth >> 20) MiB while at most ~8 MiB were pending")
+            #expect(growth < 128 * 1024 * 1024, "resident memory grew \(growth >> 20) MiB while at most ~8 MiB were pending")
             loop.sync { socket.close() }
         }
 
