@@ -223,10 +223,7 @@ struct AuthDirectiveParser {
 
     private static func count(_ value: String, _ token: ConfigToken, at: (ConfigToken) -> SourceLocation,
                               key: String, range: ClosedRange<Int>) throws(ConfigError) -> Int {
-        guard let number = ConfigValueParser.decimal(value), range.contains(number) else {
-            throw ConfigError(location: at(token), message: "bad number '\(value)' for '\(key)' (expected \(range.lowerBound)-\(range.upperBound))")
-        }
-        return number
+        try ConfigValueParser.count(value, in: range, for: key, at: at(token))
     }
 
     private static func duration(_ value: String, _ token: ConfigToken, at: (ConfigToken) -> SourceLocation,

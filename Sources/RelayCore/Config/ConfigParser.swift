@@ -231,10 +231,7 @@ private struct ConfigParseSession {
 
     private func count(_ token: ConfigToken, _ location: SourceLocation, for directive: String,
                        range: ClosedRange<Int>) throws(ConfigError) -> Int {
-        guard let value = ConfigValueParser.decimal(token.text), range.contains(value) else {
-            throw ConfigError(location: location, message: "bad number '\(token.text)' for '\(directive)' (expected \(range.lowerBound)-\(range.upperBound))")
-        }
-        return value
+        try ConfigValueParser.count(token.text, in: range, for: directive, at: location)
     }
 
     private func listenAddress(_ token: ConfigToken, _ location: SourceLocation) throws(ConfigError) -> ListenAddress {

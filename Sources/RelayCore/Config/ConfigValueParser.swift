@@ -24,6 +24,15 @@ enum ConfigValueParser {
         return Int(text)
     }
 
+    /// A decimal in `range` for `key`, or the config language's one error for a bad number.
+    static func count(_ text: String, in range: ClosedRange<Int>, for key: String,
+                      at location: SourceLocation) throws(ConfigError) -> Int {
+        guard let value = decimal(text), range.contains(value) else {
+            throw ConfigError(location: location, message: "bad number '\(text)' for '\(key)' (expected \(range.lowerBound)-\(range.upperBound))")
+        }
+        return value
+    }
+
     /// A port in `minimum...65535`.
     static func port<S: StringProtocol>(_ text: S, minimum: Int = 1) -> UInt16? {
         guard let value = decimal(text), (minimum...65535).contains(value) else { return nil }

@@ -194,8 +194,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             return helperHandshake(authorization, scheme: .negotiate, pool: helpers, answer: answer)
         }
         guard let credential = shared.negotiate,
-              let token = authorization.token68.flatMap({ try? AuthCrypto.base64Decode($0, maxDecodedCount: 64 * 1024) }),
-              !token.isEmpty
+              let token = Self.handshakeToken(authorization)
         else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Negotiate")))
         }
@@ -215,8 +214,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
 
     private func helperHandshake(_ authorization: ProxyAuthorization, scheme: AuthConfig.Scheme, pool: StatefulHelperPool,
                                  answer: @escaping Completion) {
-        guard let token = authorization.token68.flatMap({ try? AuthCrypto.base64Decode($0, maxDecodedCount: 64 * 1024) }),
-              !token.isEmpty else {
+        guard let token = Self.handshakeToken(authorization) else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
         }
         let first = helperConversations[scheme] == nil
@@ -305,6 +303,15 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         case .broken:
             return .refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: scheme.wireName))
         }
+    }
+
+    /// The decoded token of a Negotiate or NTLM handshake step (bounded as GSS-API's), or
+    /// nil when it is missing, empty or not strict base64.
+    private static func handshakeToken(_ authorization: ProxyAuthorization) -> [UInt8]? {
+        guard let token = authorization.token68.flatMap({
+            try? AuthCrypto.base64Decode($0, maxDecodedCount: GSSAcceptContext.maximumTokenSize)
+        }), !token.isEmpty else { return nil }
+        return token
     }
 
     /// `1.2.3.4:5678` → `1.2.3.4`; `[::1]:5678` → `::1`.

@@ -1,4 +1,3 @@
-import Glibc
 import RelayCore
 import RelayIO
 import Synchronization
@@ -78,9 +77,8 @@ final class ProxyAuthenticator: Sendable {
         helpers.close()
     }
 
+    /// Unix seconds, from the clock the audit trail stamps rows with.
     static func unixTime() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return UInt64(max(0, now.tv_sec))
+        UInt64(max(0, AuditTimestamp.nowMicros() / 1_000_000))
     }
 }
