@@ -84,14 +84,15 @@ public final class RelayServer: Sendable {
         let proxyCount = config.listeners.count
         for (index, listener) in bound.enumerated() {
             let name = listener.localAddress.description
-            // Listeners are spread over the loops; each accepted connection then goes round robin.
-            let loop = group.loops[index % group.loops.count]
+            // Every loop accepts on every listener and keeps what it accepts.
             if index < proxyCount {
-                listener.start(on: loop) { [self] fd, peer in acceptProxy(fd, peer: peer, listener: name) }
+                listener.start(on: group.loops) { [self] fd, peer, loop in
+                    acceptProxy(fd, peer: peer, listener: name, on: contexts[loop.index])
+                }
             } else {
                 let forward = config.forwards[index - proxyCount]
-                listener.start(on: loop) { [self] fd, peer in
-                    acceptForward(fd, peer: peer, listener: name, forward: forward)
+                listener.start(on: group.loops) { [self] fd, peer, loop in
+                    acceptForward(fd, peer: peer, listener: name, forward: forward, on: contexts[loop.index])
                 }
             }
         }
@@ -99,26 +100,22 @@ public final class RelayServer: Sendable {
         SystemdNotifier.notify("READY=1\nSTATUS=relaying")
     }
 
-    private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String) {
-        let context = contexts[group.next().index]
+    /// Runs on the loop that accepted, which keeps the connection.
+    private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String, on context: LoopContext) {
         let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
         guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: true)
         }
-        context.runOnLoop {
-            ClientConnection(context: context, fd: fd, identity: identity).start()
-        }
+        ClientConnection(context: context, fd: fd, identity: identity).start()
     }
 
-    private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective) {
-        let context = contexts[group.next().index]
+    private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective,
+                               on context: LoopContext) {
         let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
         guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: false)
         }
-        context.runOnLoop {
-            ForwardConnection(context: context, fd: fd, forward: forward, identity: identity).start()
-        }
+        ForwardConnection(context: context, fd: fd, forward: forward, identity: identity).start()
     }
 
     /// Over the connection limit: a best-effort `503` (never blocking the accept queue), a row, a close.

@@ -57,6 +57,8 @@ enum {
     crelay_EV_ERR = 0x008,
     crelay_EV_HUP = 0x010,
     crelay_EV_RDHUP = 0x2000,
+    /// EPOLLEXCLUSIVE: of the loops watching one listener, wake one idle loop, not all.
+    crelay_EV_EXCLUSIVE = 0x10000000,
     crelay_CTL_ADD = 1,
     crelay_CTL_DEL = 2,
     crelay_CTL_MOD = 3,

@@ -207,6 +207,10 @@ public final class IORegistration {
     public var onWritable: (() -> Void)?
     public private(set) var wantsRead = false
     public private(set) var wantsWrite = false
+    /// Several loops watch this fd (a shared listener): a readiness event wakes one idle
+    /// loop instead of all. epoll cannot modify such an entry, so interest may only switch
+    /// between read and nothing (re-added each time).
+    public var exclusive = false
     private var inEpoll = false
     private(set) var isRegistered = true
 
@@ -222,10 +226,12 @@ public final class IORegistration {
         wantsRead = read
         wantsWrite = write
         let mask = (read ? UInt32(crelay_EV_IN) : 0) | (write ? UInt32(crelay_EV_OUT) : 0)
-        if mask == 0 {
+            | (exclusive ? UInt32(crelay_EV_EXCLUSIVE) : 0)
+        if !read && !write {
             loop.control(Int32(crelay_CTL_DEL), self, events: 0)
             inEpoll = false
         } else if inEpoll {
+            precondition(!exclusive, "an exclusive epoll entry cannot be modified")
             loop.control(Int32(crelay_CTL_MOD), self, events: mask)
         } else {
             loop.control(Int32(crelay_CTL_ADD), self, events: mask)

@@ -2,14 +2,31 @@ import CRelayShims
 import Glibc
 import Synchronization
 
-/// A listening socket on one loop. Drains the backlog per readiness event and hands each
-/// nonblocking fd out; backs off briefly when the process is out of descriptors.
-/// Loop-confined once started: touched only on its loop's thread.
+/// A listening socket watched by one or more loops. Each watching loop accepts for itself
+/// and keeps what it accepts, so a new connection never hops threads (a hop costs an
+/// eventfd write and a wake-up per connection); the kernel wakes one idle loop per
+/// readiness (EPOLLEXCLUSIVE), which spreads connections toward whichever loop has time.
+/// Drains a bounded batch per event and backs off briefly when out of descriptors.
+/// Each loop's watch is confined to that loop; `stop()` may be called from anywhere.
 public final class TCPListener: @unchecked Sendable {
+    /// One loop's interest in the socket. Loop-confined: touched only on its loop's thread.
+    private final class Watch: @unchecked Sendable {
+        let loop: EventLoop
+        var registration: IORegistration?
+        var backoff: LoopTimer?
+
+        init(loop: EventLoop) {
+            self.loop = loop
+        }
+    }
+
+    /// Connections one loop accepts per readiness event before it lets the others take
+    /// some: a level-triggered listener reports again while the backlog is not empty.
+    static let acceptBatch = 16
+
     private let fd: Int32
-    private var loop: EventLoop?
-    private var registration: IORegistration?
-    private var backoff: LoopTimer?
+    /// Written once by `start` before any loop sees it.
+    private var watches: [Watch] = []
     /// Set once the fd is closed or handed away: a second stop() must not close whatever
     /// now has that number.
     private let released = Atomic<Bool>(false)
@@ -43,40 +60,51 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Starts accepting on `loop`; `onAccept` runs there with a nonblocking, close-on-exec fd.
     public func start(on loop: EventLoop, onAccept: @escaping @Sendable (_ fd: Int32, _ peer: SocketAddress) -> Void) {
-        self.loop = loop
-        loop.sync { [self] in
-            let registration = loop.register(fd)
-            registration.onReadable = { [unowned self] in acceptAll(onAccept) }
-            registration.setInterest(read: true, write: false)
-            self.registration = registration
+        start(on: [loop]) { fd, peer, _ in onAccept(fd, peer) }
+    }
+
+    /// Starts accepting on every loop of `loops`; `onAccept` runs on the loop that accepted,
+    /// which should keep the connection.
+    public func start(on loops: [EventLoop],
+                      onAccept: @escaping @Sendable (_ fd: Int32, _ peer: SocketAddress, _ loop: EventLoop) -> Void) {
+        precondition(watches.isEmpty && !loops.isEmpty, "start a listener once, on at least one loop")
+        watches = loops.map(Watch.init)
+        for watch in watches {
+            watch.loop.sync { [self] in
+                let registration = watch.loop.register(fd)
+                registration.exclusive = watches.count > 1
+                registration.onReadable = { [unowned self, unowned watch] in
+                    acceptBatch(on: watch) { fd, peer in onAccept(fd, peer, watch.loop) }
+                }
+                registration.setInterest(read: true, write: false)
+                watch.registration = registration
+            }
         }
     }
 
-    /// Stops accepting and closes the socket; waits for the loop when called from elsewhere.
+    /// Stops accepting and closes the socket; waits for the loops when called from elsewhere.
     public func stop() {
         guard !released.exchange(true, ordering: .relaxed) else { return }
-        guard let loop else {
-            close(fd)
-            return
+        for watch in watches {
+            watch.loop.sync {
+                watch.backoff?.cancel()
+                watch.backoff = nil
+                watch.registration?.deregister()
+                watch.registration = nil
+            }
         }
-        loop.sync { [self] in
-            backoff?.cancel()
-            backoff = nil
-            registration?.deregister()
-            registration = nil
-            close(fd)
-        }
+        close(fd)
     }
 
     /// Gives up ownership of a listener that was never started (for a caller doing its own accept).
     public func detachFD() -> Int32 {
-        precondition(loop == nil, "detachFD after start")
+        precondition(watches.isEmpty, "detachFD after start")
         precondition(!released.exchange(true, ordering: .relaxed), "detachFD after stop or detach")
         return fd
     }
 
-    private func acceptAll(_ onAccept: (Int32, SocketAddress) -> Void) {
-        while true {
+    private func acceptBatch(on watch: Watch, _ onAccept: (Int32, SocketAddress) -> Void) {
+        for _ in 0..<Self.acceptBatch {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let client = withUnsafeMutablePointer(to: &storage) {
@@ -97,21 +125,22 @@ public final class TCPListener: @unchecked Sendable {
             case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                 // Out of descriptors: a level-triggered readable listener would spin a core.
                 // Stop watching briefly; connections wait in the backlog meanwhile.
-                pauseAccepting()
+                pauseAccepting(watch)
                 return
             default:
+                // EAGAIN: another loop took what was there.
                 SocketOptions.checkNotProgrammerError(errno, "accept4")
                 return
             }
         }
     }
 
-    private func pauseAccepting() {
-        guard let loop, let registration, backoff == nil else { return }
+    private func pauseAccepting(_ watch: Watch) {
+        guard let registration = watch.registration, watch.backoff == nil else { return }
         registration.setInterest(read: false, write: false)
-        backoff = loop.scheduleTimer(after: .milliseconds(100)) { [self] in
-            backoff = nil
-            self.registration?.setInterest(read: true, write: false)
+        watch.backoff = watch.loop.scheduleTimer(after: .milliseconds(100)) { [unowned watch] in
+            watch.backoff = nil
+            watch.registration?.setInterest(read: true, write: false)
         }
     }
 }

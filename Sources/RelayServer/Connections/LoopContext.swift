@@ -32,15 +32,6 @@ final class LoopContext: @unchecked Sendable {
         scratch.deallocate()
     }
 
-    /// Runs `work` now when already on this loop (an accept on the same loop), else hops there.
-    func runOnLoop(_ work: @escaping @Sendable () -> Void) {
-        if loop.inLoop {
-            work()
-        } else {
-            loop.execute(work)
-        }
-    }
-
     /// Number of live connections and tunnels on this loop.
     var trackedCount: Int { tracked.count }
 

@@ -48,6 +48,35 @@ extension RelayIOSuite {
             #expect(flagsOK.value, "accepted fds must be nonblocking and close-on-exec")
         }
 
+        @Test func everyLoopAcceptsForItselfAndEachConnectionOnce() throws {
+            let loops = EventLoopGroup(count: 2)
+            let listener = try TCPListener.bind(SocketAddress(ip: "127.0.0.1", port: 0)!)
+            let accepted = Shared<[UInt16]>([])
+            let onWrongLoop = Shared(0)
+            listener.start(on: loops.loops) { fd, peer, loop in
+                if !loop.inLoop { onWrongLoop.update { $0 += 1 } }
+                accepted.update { $0.append(peer.port) }
+                close(fd)
+            }
+            var clientPorts: [UInt16] = []
+            var clients: [Int32] = []
+            defer { for fd in clients { close(fd) } }
+            for _ in 0..<300 {
+                let fd = try Peer.connect(to: listener.localAddress).get()
+                clients.append(fd)
+                clientPorts.append(Peer.localPort(fd))
+            }
+            #expect(eventually(within: .seconds(10)) { accepted.value.count >= 300 })
+            usleep(50_000)
+            #expect(accepted.value.count == 300)
+            #expect(Set(accepted.value) == Set(clientPorts), "a connection was lost or handed out twice")
+            #expect(onWrongLoop.value == 0, "a connection was handed out on another loop than the one that accepted it")
+            // Stopping removes the socket from both loops' epolls before closing it.
+            let address = listener.localAddress
+            listener.stop()
+            #expect(throws: (any Error).self) { _ = try Peer.connect(to: address).get() }
+        }
+
         @Test func stopClosesTheListeningSocket() throws {
             let listener = try TCPListener.bind(SocketAddress(ip: "127.0.0.1", port: 0)!)
             let address = listener.localAddress
