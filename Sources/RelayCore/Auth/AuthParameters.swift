@@ -20,21 +20,19 @@ public struct AuthParameters: Sendable, Equatable {
 
     /// The value of the parameter named `name` (case-insensitive), if present.
     public subscript(name: String) -> String? {
-        let lowered = AuthSyntax.asciiLowercased(name)
-        return parameters.first { $0.name == lowered }?.value
+        parameter(name)?.value
     }
 
     /// The whole parameter named `name` (case-insensitive), if present.
     public func parameter(_ name: String) -> Parameter? {
-        let lowered = AuthSyntax.asciiLowercased(name)
-        return parameters.first { $0.name == lowered }
+        parameters.first { AuthSyntax.asciiCaseInsensitiveEquals($0.name, name) }
     }
 
     /// Parses `#auth-param` from `bytes`, accepting the empty list elements RFC 9110 §5.6.1
     /// tells recipients to skip, and refusing more than `maxCount` parameters.
     public init(parsing bytes: ArraySlice<UInt8>, maxCount: Int) throws(AuthError) {
         var result: [Parameter] = []
-        var names = Set<String>()
+        result.reserveCapacity(12)
         var index = bytes.startIndex
         let end = bytes.endIndex
         while true {
@@ -47,7 +45,8 @@ public struct AuthParameters: Sendable, Equatable {
             let nameStart = index
             while index < end, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
             guard index > nameStart else { throw .malformedHeader }
-            let name = AuthSyntax.asciiLowercased(String(decoding: bytes[nameStart..<index], as: UTF8.self))
+            let name = String(decoding: bytes[nameStart..<index].lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 },
+                              as: UTF8.self)
             index = AuthSyntax.skipWhitespace(bytes, from: index)
             guard index < end, bytes[index] == UInt8(ascii: "=") else { throw .malformedHeader }
             index = AuthSyntax.skipWhitespace(bytes, from: index + 1)
@@ -57,7 +56,11 @@ public struct AuthParameters: Sendable, Equatable {
             let quoted = bytes[index] == UInt8(ascii: "\"")
             if quoted {
                 let (raw, next) = try Self.quotedString(bytes, openingQuoteAt: index)
-                guard let text = String(validating: raw, as: UTF8.self) else { throw .badParameter(name) }
+                let text = switch raw {
+                case .verbatim(let range): String(validating: bytes[range], as: UTF8.self)
+                case .unescaped(let content): String(validating: content, as: UTF8.self)
+                }
+                guard let text else { throw .badParameter(name) }
                 value = text
                 index = next
             } else {
@@ -66,7 +69,8 @@ public struct AuthParameters: Sendable, Equatable {
                 guard index > valueStart else { throw .malformedHeader }
                 value = String(decoding: bytes[valueStart..<index], as: UTF8.self)
             }
-            guard names.insert(name).inserted else { throw .duplicateParameter(name) }
+            // A linear scan: at most `maxCount` short names, cheaper than hashing them.
+            guard !result.contains(where: { $0.name == name }) else { throw .duplicateParameter(name) }
             guard result.count < maxCount else { throw .tooManyParameters }
             result.append(Parameter(name: name, value: value, wasQuoted: quoted))
 
@@ -77,25 +81,33 @@ public struct AuthParameters: Sendable, Equatable {
         parameters = result
     }
 
+    /// A quoted-string's content: the bytes between the quotes when nothing was escaped
+    /// (no copy), else the unescaped bytes.
+    private enum QuotedContent {
+        case verbatim(Range<Int>)
+        case unescaped([UInt8])
+    }
+
     /// Unescapes the quoted-string starting at `start`; returns its content and the index
     /// just past the closing quote.
-    private static func quotedString(_ bytes: ArraySlice<UInt8>, openingQuoteAt start: Int) throws(AuthError) -> ([UInt8], Int) {
-        var content: [UInt8] = []
+    private static func quotedString(_ bytes: ArraySlice<UInt8>, openingQuoteAt start: Int) throws(AuthError) -> (QuotedContent, Int) {
+        var content: [UInt8]?
         var index = start + 1
         while index < bytes.endIndex {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
-                return (content, index + 1)
+                return (content.map(QuotedContent.unescaped) ?? .verbatim(start + 1..<index), index + 1)
             case UInt8(ascii: "\\"):
+                if content == nil { content = Array(bytes[start + 1..<index]) }
                 index += 1
                 guard index < bytes.endIndex else { throw .malformedHeader }
                 let escaped = bytes[index]
                 // quoted-pair = "\" ( HTAB / SP / VCHAR / obs-text )
                 guard escaped == 0x09 || escaped >= 0x20 && escaped != 0x7F else { throw .malformedHeader }
-                content.append(escaped)
+                content!.append(escaped)
             case 0x09, 0x20, 0x21, 0x23...0x5B, 0x5D...0x7E, 0x80...0xFF:
-                content.append(byte)
+                content?.append(byte)
             default:
                 throw .malformedHeader
             }

@@ -57,6 +57,14 @@ enum AuthSyntax {
         String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
+    /// True when `a` and `b` are equal ignoring ASCII case, without building either lowercased
+    /// (this runs for every parameter lookup of every Digest request).
+    static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8) { x, y in
+            (x >= 0x41 && x <= 0x5A ? x | 0x20 : x) == (y >= 0x41 && y <= 0x5A ? y | 0x20 : y)
+        }
+    }
+
     /// True when `text` contains a C0 control, DEL or a C1 control.
     static func containsControl(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }

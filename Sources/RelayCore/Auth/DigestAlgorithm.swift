@@ -7,10 +7,12 @@ public enum DigestAlgorithm: String, Sendable, CaseIterable, Hashable {
 
     /// The algorithm a challenge or credentials token names, ignoring ASCII case.
     public init?(token: String) {
-        switch AuthSyntax.asciiLowercased(token) {
-        case "sha-256": self = .sha256
-        case "md5": self = .md5
-        default: return nil
+        if AuthSyntax.asciiCaseInsensitiveEquals(token, "SHA-256") {
+            self = .sha256
+        } else if AuthSyntax.asciiCaseInsensitiveEquals(token, "MD5") {
+            self = .md5
+        } else {
+            return nil
         }
     }
 

@@ -104,7 +104,7 @@ public struct DigestCredentials: Sendable, Equatable {
         self.response = response
 
         qop = try required("qop", max: 16)
-        guard AuthSyntax.asciiLowercased(qop) == "auth" else { throw .badParameter("qop") }
+        guard AuthSyntax.asciiCaseInsensitiveEquals(qop, "auth") else { throw .badParameter("qop") }
 
         cnonce = try required("cnonce", max: Bounds.cnonce)
         guard !cnonce.isEmpty else { throw .badParameter("cnonce") }

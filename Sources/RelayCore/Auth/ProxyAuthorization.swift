@@ -57,7 +57,7 @@ public struct ProxyAuthorization: Sendable, Equatable {
 
     /// True when the scheme is `name`, ignoring ASCII case.
     public func hasScheme(_ name: String) -> Bool {
-        AuthSyntax.asciiLowercased(scheme) == AuthSyntax.asciiLowercased(name)
+        AuthSyntax.asciiCaseInsensitiveEquals(scheme, name)
     }
 
     /// The token68, when the credentials are one.
