@@ -85,18 +85,22 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         if shared.cache.contains(token, generation: store.generation, now: now) {
             return finish(nil)
         }
+        // One KDF for a burst of connections with the same credentials.
+        guard shared.basicChecks.join(token, finish) else { return }
         let password = credentials.password
         let submitted = shared.workers.submit { [shared] in
             let generation = store.generation
+            let failure: ReasonCode?
             switch store.verifyBasic(user: user, password: password) {
             case true?:
                 shared.cache.insert(token, generation: generation, now: monotonicNanos())
-                finish(nil)
-            case false?: finish(.badPassword)
-            case nil: finish(.unknownUser)
+                failure = nil
+            case false?: failure = .badPassword
+            case nil: failure = .unknownUser
             }
+            shared.basicChecks.finish(token, failure)
         }
-        if !submitted { finish(.authUnavailable) }
+        if !submitted { shared.basicChecks.finish(token, .authUnavailable) }
     }
 
     // MARK: Digest

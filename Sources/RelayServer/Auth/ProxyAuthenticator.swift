@@ -17,6 +17,7 @@ final class ProxyAuthenticator: Sendable {
     /// Password KDFs and GSS-API calls: CPU-heavy or blocking, never on a loop.
     let workers = WorkerPool(label: "dynrelay.auth", threads: 2, maxWaiting: 4096)
     let cache: VerifiedCredentialCache
+    let basicChecks = BasicChecksInFlight()
     private let lockout: Mutex<LockoutTracker>
 
     /// `digestKey` signs Digest nonces; deriving it from a persistent secret keeps nonces

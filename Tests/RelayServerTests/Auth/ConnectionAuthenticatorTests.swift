@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import RelayCore
 import RelayIO
 import Synchronization
@@ -14,8 +15,13 @@ import Testing
         let verifications = Atomic<Int>(0)
         let version = Atomic<UInt64>(1)
 
+        /// How long a password check takes, to let checks overlap.
+        let checkMicros = Atomic<UInt32>(0)
+
         func verifyBasic(user: String, password: String) -> Bool? {
             verifications.add(1, ordering: .relaxed)
+            let micros = checkMicros.load(ordering: .relaxed)
+            if micros > 0 { usleep(micros) }
             guard let stored = users.withLock({ $0[user] }) else { return nil }
             return stored == password
         }
@@ -74,6 +80,33 @@ import Testing
         #expect(refusal.challenges[0].hasPrefix("Digest realm=\"test\", qop=\"auth\", algorithm=SHA-256"))
         #expect(refusal.challenges[1].hasPrefix("Digest realm=\"test\", qop=\"auth\", algorithm=MD5"))
         #expect(refusal.challenges[2] == "Basic realm=\"test\", charset=\"UTF-8\"")
+    }
+
+    @Test func aBurstOfLoginsWithTheSameCredentialsRunsOneCheckAndAllGetItsAnswer() throws {
+        let store = CountingStore()
+        store.checkMicros.store(300_000, ordering: .relaxed)
+        let shared = try Self.authenticator(store)
+        // The right password comes from other addresses: the wrong one locks alice out
+        // for the addresses it came from.
+        for (subnet, password, expected) in [(1, "wrong", ReasonCode.badPassword), (2, "wonderland", nil)] {
+            let before = store.verifications.load(ordering: .relaxed)
+            let outcomes = Mutex<[ProxyAuthOutcome]>([])
+            let done = DispatchGroup()
+            for index in 0..<8 {
+                done.enter()
+                let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0],
+                                                         clientAddress: "10.0.\(subnet).\(index):5000")
+                connection.authenticate(Self.basic("alice", password)) { outcome in
+                    outcomes.withLock { $0.append(outcome) }
+                    done.leave()
+                }
+            }
+            #expect(done.wait(timeout: .now() + 10) == .success)
+            #expect(store.verifications.load(ordering: .relaxed) - before == 1, "one KDF for the whole burst")
+            let results = outcomes.withLock { $0 }
+            #expect(results.count == 8)
+            #expect(results.allSatisfy { Self.reason($0) == expected })
+        }
     }
 
     @Test func aProvenBasicLoginSkipsTheKDFOnTheNextConnectionUntilTheStoreChanges() throws {
