@@ -104,10 +104,15 @@ public final class EventLoop: @unchecked Sendable {
         return registration
     }
 
-    func control(_ operation: Int32, _ registration: IORegistration, events: UInt32) {
+    /// 0 on success, else the errno (after crashing on a programmer error).
+    @discardableResult
+    func control(_ operation: Int32, _ registration: IORegistration, events: UInt32) -> Int32 {
         if crelay_epoll_ctl(epollFD, operation, registration.fd, events, registration.token) != 0 {
-            SocketOptions.checkNotProgrammerError(errno, "epoll_ctl")
+            let code = errno
+            SocketOptions.checkNotProgrammerError(code, "epoll_ctl")
+            return code
         }
+        return 0
     }
 
     func forget(_ registration: IORegistration) {
@@ -234,7 +239,13 @@ public final class IORegistration {
             precondition(!exclusive, "an exclusive epoll entry cannot be modified")
             loop.control(Int32(crelay_CTL_MOD), self, events: mask)
         } else {
-            loop.control(Int32(crelay_CTL_ADD), self, events: mask)
+            let failure = loop.control(Int32(crelay_CTL_ADD), self, events: mask)
+            if failure == EINVAL && exclusive {
+                // A kernel without EPOLLEXCLUSIVE (before 4.5): every watching loop wakes,
+                // and all but one find nothing to accept. Slower, still correct.
+                exclusive = false
+                loop.control(Int32(crelay_CTL_ADD), self, events: mask & ~UInt32(crelay_EV_EXCLUSIVE))
+            }
             inEpoll = true
         }
     }
