@@ -45,8 +45,7 @@ public struct AuthParameters: Sendable, Equatable {
             let nameStart = index
             while index < end, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
             guard index > nameStart else { throw .malformedHeader }
-            let name = String(decoding: bytes[nameStart..<index].lazy.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 },
-                              as: UTF8.self)
+            let name = String(decoding: bytes[nameStart..<index].lazy.map(AuthSyntax.asciiLowercased), as: UTF8.self)
             index = AuthSyntax.skipWhitespace(bytes, from: index)
             guard index < end, bytes[index] == UInt8(ascii: "=") else { throw .malformedHeader }
             index = AuthSyntax.skipWhitespace(bytes, from: index + 1)

@@ -54,15 +54,18 @@ enum AuthSyntax {
     /// Lowercases ASCII letters only: scheme and parameter names are ASCII tokens, and
     /// locale-aware lowercasing would make `I` something else in some locales.
     static func asciiLowercased(_ text: String) -> String {
-        String(decoding: text.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        String(decoding: text.utf8.map(asciiLowercased), as: UTF8.self)
+    }
+
+    /// `byte` with an ASCII capital letter made small; every other byte unchanged.
+    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 
     /// True when `a` and `b` are equal ignoring ASCII case, without building either lowercased
     /// (this runs for every parameter lookup of every Digest request).
     static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
-        a.utf8.elementsEqual(b.utf8) { x, y in
-            (x >= 0x41 && x <= 0x5A ? x | 0x20 : x) == (y >= 0x41 && y <= 0x5A ? y | 0x20 : y)
-        }
+        a.utf8.elementsEqual(b.utf8) { asciiLowercased($0) == asciiLowercased($1) }
     }
 
     /// True when `text` contains a C0 control, DEL or a C1 control.

@@ -5,7 +5,7 @@ import Synchronization
 /// sending the very same credentials while one check runs wait for it instead of starting
 /// their own. Without this, a burst of connections for one user when the cache is cold (at
 /// start, or when an entry expires) runs the slow KDF once per connection: 16 clients cost
-/// 16 KDFs, which in the tunnel-rate bench was most of what Basic cost over no auth.
+/// 16 KDFs, and a large enough burst fills the worker queue and is refused.
 final class BasicChecksInFlight: Sendable {
     /// Gets the check's outcome: nil when the password is right, else the refusal reason.
     typealias Waiter = @Sendable (_ failure: ReasonCode?) -> Void

@@ -71,7 +71,7 @@ extension RelayIOSuite {
             #expect(accepted.value.count == 300)
             #expect(Set(accepted.value) == Set(clientPorts), "a connection was lost or handed out twice")
             #expect(onWrongLoop.value == 0, "a connection was handed out on another loop than the one that accepted it")
-            // Stopping removes the socket from both loops' epolls before closing it.
+            // Stopped on both loops, the socket is closed: nothing listens there any more.
             let address = listener.localAddress
             listener.stop()
             #expect(throws: (any Error).self) { _ = try Peer.connect(to: address).get() }
