@@ -91,8 +91,10 @@ public final class RelayServer: Sendable {
                 }
             } else {
                 let forward = config.forwards[index - proxyCount]
+                let target = ProxySession.endpoint(forward.host, forward.port)
                 listener.start(on: group.loops) { [self] fd, peer, loop in
-                    acceptForward(fd, peer: peer, listener: name, forward: forward, on: contexts[loop.index])
+                    acceptForward(fd, peer: peer, listener: name, forward: forward, target: target,
+                                  on: contexts[loop.index])
                 }
             }
         }
@@ -110,12 +112,12 @@ public final class RelayServer: Sendable {
     }
 
     private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective,
-                               on context: LoopContext) {
+                               target: String, on context: LoopContext) {
         let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
         guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: false)
         }
-        ForwardConnection(context: context, fd: fd, forward: forward, identity: identity).start()
+        ForwardConnection(context: context, fd: fd, forward: forward, target: target, identity: identity).start()
     }
 
     /// Over the connection limit: a best-effort `503` (never blocking the accept queue), a row, a close.

@@ -51,8 +51,30 @@ public struct IPv4Address: Hashable, Sendable, CustomStringConvertible {
          UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
     }
 
-    /// Canonical dotted quad.
+    /// Canonical dotted quad. Formatted by hand into one stack buffer: it is at most 15
+    /// bytes, so the result is a small string with no heap allocation, and the relay builds
+    /// several per tunnel (audit columns, connect targets).
     public var description: String {
-        bytes.map(String.init).joined(separator: ".")
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 15) { buffer in
+            var count = 0
+            for shift in stride(from: 24, through: 0, by: -8) {
+                if shift != 24 {
+                    buffer[count] = UInt8(ascii: ".")
+                    count += 1
+                }
+                let octet = UInt8(truncatingIfNeeded: value >> UInt32(shift))
+                if octet >= 100 {
+                    buffer[count] = UInt8(ascii: "0") + octet / 100
+                    count += 1
+                }
+                if octet >= 10 {
+                    buffer[count] = UInt8(ascii: "0") + octet / 10 % 10
+                    count += 1
+                }
+                buffer[count] = UInt8(ascii: "0") + octet % 10
+                count += 1
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+        }
     }
 }

@@ -10,11 +10,18 @@ public struct SplicePipe: Sendable {
 }
 
 /// Empty pipes kept for reuse, one pool per loop. A tunnel borrows a pipe only while bytes
-/// are in flight, so ten thousand idle tunnels hold no pipes at all.
+/// are in flight, so ten thousand idle tunnels hold no pipes at all. The pool also owns the
+/// loop's copy buffer, which `SplicePump` moves small reads through (empty between uses).
 /// Loop-confined: touched only on its loop.
 public final class PipePool: @unchecked Sendable {
     /// Bytes one pipe holds; larger pipes mean fewer splice calls per MiB.
     public static let pipeSize: Int32 = 256 * 1024
+    /// Bytes of the copy buffer: a read that fills it marks a bulk stream, which splices.
+    /// Never more than a pipe holds at the least (64 KiB), so a copy the receiver does not
+    /// take at once always fits into an empty pipe.
+    public static let copyBufferSize = 16 * 1024
+    /// Holds the bytes of one recv until they are sent (or parked in a pipe) in the same call.
+    let copyBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: PipePool.copyBufferSize, alignment: 16)
     private let maxIdle: Int
     private var idle: [SplicePipe] = []
     /// Pipes created and not yet closed (idle here or lent out).
@@ -22,6 +29,11 @@ public final class PipePool: @unchecked Sendable {
 
     public init(maxIdle: Int = 64) {
         self.maxIdle = maxIdle
+    }
+
+    deinit {
+        copyBuffer.deallocate()
+        for pipe in idle { discard(pipe) }
     }
 
     /// An empty pipe, or the error that prevented making one (EMFILE).

@@ -23,6 +23,12 @@ public struct SpliceResult: Sendable, Equatable {
 /// shutdown(SHUT_WR) on B once A's bytes are delivered, while B → A keeps flowing. A reset on
 /// one side is passed on as a reset of the other.
 ///
+/// Small reads are copied instead: a direction starts by recv(2)-ing into the loop's 16 KiB
+/// copy buffer and send(2)-ing it on, which for a request or a reply costs less than two
+/// splices and a pipe. The first read that fills the buffer marks a bulk stream, and that
+/// direction splices from then on. Bytes the receiver does not take at once are parked in
+/// the direction's pipe, so backpressure works the same on both paths.
+///
 /// Backpressure: when the receiving socket is full the sending side is not read until it
 /// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
 /// only while bytes are in it.
@@ -41,9 +47,11 @@ public final class SplicePump: @unchecked Sendable {
         var pipe: SplicePipe?
         var inPipe = 0
         var sawEOF = false
-        /// The last splice from `from` took less than a pipe: the socket is most likely
+        /// The last read from `from` took less than it could: the socket is most likely
         /// drained, so wait for readiness instead of probing for EAGAIN.
         var drained = false
+        /// Reads are copied through the loop's buffer until one fills it (see the type).
+        var copiesReads = true
         var finished = false
         var bytes: UInt64 = 0
         /// Wants readiness of `from` (nothing buffered, waiting for bytes).
@@ -155,6 +163,10 @@ public final class SplicePump: @unchecked Sendable {
                 returnPipe(direction)
                 return updateInterest()
             }
+            if direction.copiesReads {
+                guard copyOnce(direction) else { return updateInterest() }
+                continue
+            }
             if direction.pipe == nil {
                 do {
                     direction.pipe = try pipes.take()
@@ -186,6 +198,78 @@ public final class SplicePump: @unchecked Sendable {
                 return end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
             }
         }
+    }
+
+    /// One recv into the copy buffer and its send on, with the pipe empty. True to keep
+    /// pumping (bytes moved, EOF seen); false when the pump must wait (nothing to read, the
+    /// receiver is full) or the relay ended.
+    private func copyOnce(_ direction: Direction) -> Bool {
+        let buffer = pipes.copyBuffer
+        let received = recv(direction.from, buffer.baseAddress, buffer.count, 0)
+        if received == 0 {
+            direction.sawEOF = true
+            return true
+        }
+        if received < 0 {
+            switch errno {
+            case EINTR:
+                return true
+            case EAGAIN:
+                direction.reading = true
+            default:
+                let code = errno
+                end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
+            }
+            return false
+        }
+        if received == buffer.count {
+            direction.copiesReads = false
+        } else {
+            direction.drained = true
+        }
+        var sent = 0
+        while sent < received {
+            let count = crelay_send_nosignal(direction.to, buffer.baseAddress! + sent, received - sent)
+            if count > 0 {
+                sent += count
+                continue
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && errno == EAGAIN { break }
+            failWrite(direction, errno: count < 0 ? errno : EPIPE)
+            return false
+        }
+        direction.bytes += UInt64(sent)
+        guard sent < received else { return true }
+        return park(buffer[sent..<received], in: direction)
+    }
+
+    /// The receiver is full: moves the rest of a copied read into the direction's empty pipe,
+    /// from where the splice path delivers it once the receiver is writable again.
+    private func park(_ rest: Slice<UnsafeMutableRawBufferPointer>, in direction: Direction) -> Bool {
+        do {
+            if direction.pipe == nil { direction.pipe = try pipes.take() }
+        } catch {
+            end(.error(error))
+            return false
+        }
+        guard let pipe = direction.pipe else { return false }
+        var written = 0
+        while written < rest.count {
+            let count = write(pipe.writeFD, rest.base.baseAddress! + rest.startIndex + written, rest.count - written)
+            if count > 0 {
+                written += count
+                continue
+            }
+            if count < 0 && errno == EINTR { continue }
+            // An empty pipe holds at least 64 KiB (copyBufferSize is less), so this is a
+            // broken pipe, not a full one: end loudly rather than lose the bytes.
+            end(.error(IOError("write to pipe", errno: count < 0 ? errno : EIO)))
+            return false
+        }
+        direction.inPipe = written
+        waitUntilWritable(direction)
+        return false
     }
 
     /// Writes the caller's bytes first; false while they are not all out.

@@ -50,12 +50,13 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The address alone, e.g. `10.0.0.1` or `2001:db8::1`.
     public var ipString: String {
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        ipBytes.withUnsafeBytes { raw in
-            _ = inet_ntop(family, raw.baseAddress, &buffer, socklen_t(buffer.count))
+        // A stack buffer: every accepted connection's address is formatted for its audit rows.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
+            let written = ipBytes.withUnsafeBytes { raw in
+                inet_ntop(family, raw.baseAddress, buffer.baseAddress, socklen_t(buffer.count))
+            }
+            return written == nil ? "" : String(cString: buffer.baseAddress!)
         }
-        let length = buffer.firstIndex(of: 0) ?? buffer.count
-        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `1.2.3.4:80` or `[::1]:80`.

@@ -227,9 +227,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func connect(_ address: IPAddress, port: UInt16) {
-        guard let socketAddress = SocketAddress(ip: address.description, port: port) else {
-            return deliver(.upstreamConnectFailed(.upstreamUnreachable))
-        }
+        let socketAddress = SocketAddress(bytes: address.bytes, port: port)
         connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
                                               timeout: settings.timeouts.connect) { [self] result in
             connectAttempt = nil

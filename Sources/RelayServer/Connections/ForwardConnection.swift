@@ -12,18 +12,19 @@ final class ForwardConnection: @unchecked Sendable {
     private let identity: SessionIdentity
     private let fd: Int32
     private let startedAt = monotonicNanos()
+    /// `host:port` of the forward, formatted once per listener.
     private let target: String
     private var candidates: ArraySlice<IPAddress> = []
     private var rule = ""
     private var connectAttempt: ConnectAttempt?
 
-    init(context: LoopContext, fd: Int32, forward: ForwardDirective, identity: SessionIdentity) {
+    init(context: LoopContext, fd: Int32, forward: ForwardDirective, target: String, identity: SessionIdentity) {
         self.context = context
         self.settings = context.shared.settings
         self.forward = forward
         self.identity = identity
         self.fd = fd
-        self.target = ProxySession.endpoint(forward.host, forward.port)
+        self.target = target
     }
 
     func start() {
@@ -61,10 +62,10 @@ final class ForwardConnection: @unchecked Sendable {
     }
 
     private func connectNext(lastFailure: ReasonCode) {
-        guard let address = candidates.popFirst(),
-              let socketAddress = SocketAddress(ip: address.description, port: forward.port) else {
+        guard let address = candidates.popFirst() else {
             return refuse(lastFailure, rule: rule, resolved: nil)
         }
+        let socketAddress = SocketAddress(bytes: address.bytes, port: forward.port)
         let resolved = ProxySession.endpoint(address, forward.port)
         connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
                                               timeout: settings.timeouts.connect) { [self] result in

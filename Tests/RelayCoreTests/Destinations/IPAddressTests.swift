@@ -11,6 +11,17 @@ struct IPAddressTests {
         }
     }
 
+    /// Every octet value in every position, against the plain decimal rendering.
+    @Test func dottedQuadFormatsEveryOctet() {
+        for octet in 0...255 {
+            let o = UInt8(octet)
+            #expect(IPv4Address(o, 0, 255, 9).description == "\(octet).0.255.9")
+            #expect(IPv4Address(100, o, 10, 99).description == "100.\(octet).10.99")
+            #expect(IPv4Address(1, 22, o, 255).description == "1.22.\(octet).255")
+            #expect(IPv4Address(255, 255, 255, o).description == "255.255.255.\(octet)")
+        }
+    }
+
     @Test func bytesConstructors() {
         #expect(IPAddress(bytes: [10, 1, 2, 3]) == .v4(IPv4Address(10, 1, 2, 3)))
         #expect(IPAddress(bytes: [UInt8](repeating: 0, count: 15) + [1]) == .v6(IPv6Address(high: 0, low: 1)))

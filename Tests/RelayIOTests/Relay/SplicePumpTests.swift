@@ -308,6 +308,63 @@ extension RelayIOSuite {
             #expect(harness.lentPipes == 0)
         }
 
+        /// A request and its reply fit the copy buffer: they are copied, and no pipe is made.
+        @Test func aSmallExchangeIsCopiedWithoutAPipe() throws {
+            let harness = try PumpHarness()
+            defer { harness.close() }
+            harness.start()
+            let (peerA, peerB) = (harness.peerA, harness.peerB)
+            let request = Pattern.bytes(700, seed: 11)
+            let reply = Pattern.bytes(3000, seed: 12)
+            #expect(Peer.sendAll(peerA, request) == 0)
+            #expect(Peer.receive(peerB, expected: request, limit: request.count).firstMismatch == nil)
+            #expect(Peer.sendAll(peerB, reply) == 0)
+            #expect(Peer.receive(peerA, expected: reply, limit: reply.count).firstMismatch == nil)
+            _ = shutdown(peerA, Int32(SHUT_WR))
+            _ = shutdown(peerB, Int32(SHUT_WR))
+            let result = try #require(harness.result.wait())
+            #expect(result.relayed == Relayed(bytesAtoB: 700, bytesBtoA: 3000, end: .bothClosed))
+            #expect(harness.openPipes == 0)
+        }
+
+        /// Small writes are copied; while B's peer reads nothing, a copied read B's socket
+        /// refuses is parked in a pipe, and everything arrives in order once B reads again.
+        @Test func copiedBytesTheReceiverRefusesAreParkedAndArriveInOrder() throws {
+            let chunk = 2 * 1024
+            // More than the sockets on the way can buffer, so B's near end does fill up, and
+            // slowly enough that each read stays small (a read that filled the copy buffer
+            // would switch the direction to splicing).
+            let size = 8 * 1024 * 1024
+            let payload = Pattern.bytes(size, seed: 13)
+            let harness = try PumpHarness(peerBReceiveBuffer: 8 * 1024)
+            defer { harness.close() }
+            harness.start()
+            let (peerA, peerB) = (harness.peerA, harness.peerB)
+            let sendA = Worker { () -> Int32 in
+                var offset = 0
+                while offset < size {
+                    let code = Peer.sendAll(peerA, Array(payload[offset..<min(offset + chunk, size)]))
+                    guard code == 0 else { return code }
+                    offset += chunk
+                    usleep(20)
+                }
+                _ = shutdown(peerA, Int32(SHUT_WR))
+                return 0
+            }
+            usleep(700_000)
+            #expect(harness.result.peek == nil)
+            #expect(harness.lentPipes == 1, "B's full socket left bytes parked in A→B's pipe")
+            let atB = Peer.receive(peerB, expected: payload)
+            #expect(sendA.join() == 0)
+            #expect(atB.count == size)
+            #expect(atB.firstMismatch == nil)
+            #expect(atB.end == .eof)
+            _ = shutdown(peerB, Int32(SHUT_WR))
+            let result = try #require(harness.result.wait())
+            #expect(result.relayed == Relayed(bytesAtoB: UInt64(size), bytesBtoA: 0, end: .bothClosed))
+            #expect(harness.lentPipes == 0)
+        }
+
         /// B's peer has a small receive buffer and reads 16 KiB a millisecond: the pump must
         /// stop reading A rather than buffer, so at most one pipe per direction is out.
         @Test func slowReaderGetsEverythingWithAtMostOnePipePerDirection() throws {
