@@ -25,7 +25,11 @@ public struct AuthParameters: Sendable, Equatable {
 
     /// The whole parameter named `name` (case-insensitive), if present.
     public func parameter(_ name: String) -> Parameter? {
-        parameters.first { AuthSyntax.asciiCaseInsensitiveEquals($0.name, name) }
+        // Stored names are lowercased, and callers look up lowercase literals: plain `==`
+        // then compares two small strings in a word or two, a dozen times per Digest request.
+        let key = name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
+            ? AuthSyntax.asciiLowercased(name) : name
+        return parameters.first { $0.name == key }
     }
 
     /// Parses `#auth-param` from `bytes`, accepting the empty list elements RFC 9110 §5.6.1
@@ -56,8 +60,8 @@ public struct AuthParameters: Sendable, Equatable {
             if quoted {
                 let (raw, next) = try Self.quotedString(bytes, openingQuoteAt: index)
                 let text = switch raw {
-                case .verbatim(let range): String(validating: bytes[range], as: UTF8.self)
-                case .unescaped(let content): String(validating: content, as: UTF8.self)
+                case .verbatim(let range): AuthSyntax.utf8String(bytes[range])
+                case .unescaped(let content): AuthSyntax.utf8String(content[...])
                 }
                 guard let text else { throw .badParameter(name) }
                 value = text

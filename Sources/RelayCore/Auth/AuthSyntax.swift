@@ -1,6 +1,13 @@
 /// Byte-level pieces of the HTTP authentication grammar (RFC 9110 §5.6, §11) shared by the
 /// header, auth-param and Basic parsers.
 enum AuthSyntax {
+    /// Strict UTF-8 (nil when invalid) with HTTPBytes' ASCII fast path: `String(validating:)`
+    /// on a slice costs about twice `String(decoding:)` even for ASCII (a dynamic cast and a
+    /// second pass), and it runs for every Digest parameter and every Basic login.
+    static func utf8String(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBytes { HTTPBytes.string($0) }
+    }
+
     /// tchar: `!#$%&'*+-.^_`|~`, DIGIT, ALPHA.
     static func isTokenChar(_ byte: UInt8) -> Bool {
         switch byte {

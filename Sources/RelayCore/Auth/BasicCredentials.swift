@@ -17,8 +17,8 @@ public struct BasicCredentials: Sendable, Equatable, CustomStringConvertible, Cu
     public init(token68: String, maxDecodedLength: Int = BasicCredentials.defaultMaxDecodedLength) throws(AuthError) {
         let decoded = try AuthCrypto.base64Decode(token68, maxDecodedCount: maxDecodedLength)
         guard let colon = decoded.firstIndex(of: UInt8(ascii: ":")) else { throw .badCredentials }
-        guard let user = String(validating: decoded[..<colon], as: UTF8.self),
-              let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
+        guard let user = AuthSyntax.utf8String(decoded[..<colon]),
+              let password = AuthSyntax.utf8String(decoded[(colon + 1)...])
         else { throw .badUTF8 }
         guard !user.isEmpty else { throw .badCredentials }
         guard !AuthSyntax.containsControl(user), !AuthSyntax.containsControl(password) else {

@@ -145,6 +145,6 @@ public struct DigestCredentials: Sendable, Equatable {
                 bytes.append(byte)
             }
         }
-        return String(validating: bytes, as: UTF8.self)
+        return AuthSyntax.utf8String(bytes[...])
     }
 }

@@ -47,6 +47,12 @@ public struct LockoutTracker: Sendable {
     private var sources: [String: Counter] = [:]
     private var principals: [String: Counter] = [:]
     private var pairs: [Pair: Int] = [:]
+    /// The latest `lockedUntil` ever set: nothing is locked at or after it, which lets a
+    /// caller skip the lookups (and its lock) while nobody is locked out.
+    public private(set) var latestLockedUntil: UInt64 = 0
+    /// Principal/source pairs with failures a success would clear; zero lets a caller skip
+    /// `recordSuccess` altogether.
+    public var failingPairs: Int { pairs.count }
 
     public init(policy: Policy, capacity: Int = 100_000) {
         self.policy = policy
@@ -72,6 +78,7 @@ public struct LockoutTracker: Sendable {
                                capacity: capacity) || locked
             if pairs.count > capacity { pairs.removeAll(keepingCapacity: true) }
         }
+        if locked { latestLockedUntil = max(latestLockedUntil, now + policy.duration) }
         return locked
     }
 

@@ -19,6 +19,11 @@ final class ProxyAuthenticator: Sendable {
     let cache: VerifiedCredentialCache
     let basicChecks = BasicChecksInFlight()
     private let lockout: Mutex<LockoutTracker>
+    /// Copies of the tracker's `latestLockedUntil` and `failingPairs`, written under its lock:
+    /// while nobody is locked out and no pair is failing, the checks every login makes skip
+    /// the lock that both loops would otherwise take three times per request.
+    private let latestLockedUntil = Atomic<UInt64>(0)
+    private let failingPairs = Atomic<Int>(0)
 
     /// `digestKey` signs Digest nonces; deriving it from a persistent secret keeps nonces
     /// valid across reloads and restarts.
@@ -62,16 +67,27 @@ final class ProxyAuthenticator: Sendable {
 
     func isLocked(principal: String?, source: String) -> Bool {
         let now = Self.unixTime()
+        // A lockout recorded on another loop this very instant may be missed, exactly as if
+        // this check had run just before it.
+        guard now < latestLockedUntil.load(ordering: .acquiring) else { return false }
         return lockout.withLock { $0.isLocked(principal: principal, source: source, now: now) }
     }
 
     func recordFailure(principal: String?, source: String) {
         let now = Self.unixTime()
-        lockout.withLock { _ = $0.recordFailure(principal: principal, source: source, now: now) }
+        lockout.withLock {
+            _ = $0.recordFailure(principal: principal, source: source, now: now)
+            latestLockedUntil.store($0.latestLockedUntil, ordering: .releasing)
+            failingPairs.store($0.failingPairs, ordering: .releasing)
+        }
     }
 
     func recordSuccess(principal: String, source: String) {
-        lockout.withLock { $0.recordSuccess(principal: principal, source: source) }
+        guard failingPairs.load(ordering: .acquiring) > 0 else { return }
+        lockout.withLock {
+            $0.recordSuccess(principal: principal, source: source)
+            failingPairs.store($0.failingPairs, ordering: .releasing)
+        }
     }
 
     deinit {

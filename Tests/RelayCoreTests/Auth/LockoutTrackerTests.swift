@@ -13,6 +13,26 @@ import Testing
         #expect(!tracker.isLocked(principal: "alice", source: "10.0.0.66", now: 100 + 2 + 600), "the lock expires")
     }
 
+    /// The summaries callers use to skip the tracker: nothing is locked at or after
+    /// `latestLockedUntil`, and with no failing pair a success has nothing to clear.
+    @Test func summariesBoundWhatTheLookupsCanFind() {
+        var tracker = LockoutTracker(policy: Self.policy)
+        #expect(tracker.latestLockedUntil == 0)
+        #expect(tracker.failingPairs == 0)
+        tracker.recordFailure(principal: "alice", source: "s", now: 100)
+        #expect(tracker.latestLockedUntil == 0, "one failure locks nothing")
+        #expect(tracker.failingPairs == 1)
+        tracker.recordFailure(principal: nil, source: "t", now: 100)
+        #expect(tracker.failingPairs == 1, "a failure without a name has no pair")
+        tracker.recordFailure(principal: "alice", source: "s", now: 101)
+        tracker.recordFailure(principal: "alice", source: "s", now: 102)
+        #expect(tracker.isLocked(principal: "alice", source: "s", now: 103))
+        #expect(tracker.latestLockedUntil == 102 + 600)
+        #expect(!tracker.isLocked(principal: "alice", source: "s", now: tracker.latestLockedUntil))
+        tracker.recordSuccess(principal: "alice", source: "s")
+        #expect(tracker.failingPairs == 0)
+    }
+
     @Test func aSourceSprayingNamesIsLockedOutEntirely() {
         var tracker = LockoutTracker(policy: Self.policy)
         for i in 0..<5 { tracker.recordFailure(principal: "user\(i)", source: "10.0.0.66", now: 100) }
