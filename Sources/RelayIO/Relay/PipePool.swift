@@ -17,10 +17,8 @@ public final class PipePool: @unchecked Sendable {
     /// Bytes one pipe holds; larger pipes mean fewer splice calls per MiB.
     public static let pipeSize: Int32 = 256 * 1024
     /// Bytes of the copy buffer: a read that fills it marks a bulk stream, which splices.
-    /// Never more than a pipe holds at the least (64 KiB), so a copy the receiver does not
-    /// take at once always fits into an empty pipe.
     public static let copyBufferSize = 16 * 1024
-    /// Holds the bytes of one recv until they are sent (or parked in a pipe) in the same call.
+    /// Holds the bytes of one recv until they are sent (or copied aside) in the same call.
     let copyBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: PipePool.copyBufferSize, alignment: 16)
     private let maxIdle: Int
     private var idle: [SplicePipe] = []

@@ -26,8 +26,8 @@ public struct SpliceResult: Sendable, Equatable {
 /// Small reads are copied instead: a direction starts by recv(2)-ing into the loop's 16 KiB
 /// copy buffer and send(2)-ing it on, which for a request or a reply costs less than two
 /// splices and a pipe. The first read that fills the buffer marks a bulk stream, and that
-/// direction splices from then on. Bytes the receiver does not take at once are parked in
-/// the direction's pipe, so backpressure works the same on both paths.
+/// direction splices from then on. Bytes the receiver does not take at once are kept (at
+/// most one buffer's worth) and the direction reads nothing more until they are out.
 ///
 /// Backpressure: when the receiving socket is full the sending side is not read until it
 /// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
@@ -42,8 +42,10 @@ public final class SplicePump: @unchecked Sendable {
         let from: Int32
         let to: Int32
         let isAtoB: Bool
-        var initial: [UInt8]
-        var initialOffset = 0
+        /// Bytes to write to `to` before anything else: the caller's initial bytes, or the
+        /// part of a copied read the receiver did not take (at most one copy buffer).
+        var unsent: [UInt8]
+        var unsentOffset = 0
         var pipe: SplicePipe?
         var inPipe = 0
         var sawEOF = false
@@ -59,11 +61,11 @@ public final class SplicePump: @unchecked Sendable {
         /// Waits for `to` to take more bytes.
         var waitingWritable = false
 
-        init(from: Int32, to: Int32, isAtoB: Bool, initial: [UInt8]) {
+        init(from: Int32, to: Int32, isAtoB: Bool, unsent: [UInt8]) {
             self.from = from
             self.to = to
             self.isAtoB = isAtoB
-            self.initial = initial
+            self.unsent = unsent
         }
     }
 
@@ -94,8 +96,8 @@ public final class SplicePump: @unchecked Sendable {
         self.b = b
         self.loop = loop
         self.pipes = pipes
-        self.aToB = Direction(from: a, to: b, isAtoB: true, initial: initialBytesAtoB)
-        self.bToA = Direction(from: b, to: a, isAtoB: false, initial: initialBytesBtoA)
+        self.aToB = Direction(from: a, to: b, isAtoB: true, unsent: initialBytesAtoB)
+        self.bToA = Direction(from: b, to: a, isAtoB: false, unsent: initialBytesBtoA)
         self.lastActivity = monotonicNanos()
     }
 
@@ -115,7 +117,7 @@ public final class SplicePump: @unchecked Sendable {
         self.registrationA = registrationA
         self.registrationB = registrationB
         // Initial bytes go out now, not when the other side first speaks.
-        for direction in [aToB, bToA] where !direction.initial.isEmpty {
+        for direction in [aToB, bToA] where !direction.unsent.isEmpty {
             pump(direction)
         }
         updateInterest()
@@ -131,7 +133,7 @@ public final class SplicePump: @unchecked Sendable {
     private func pump(_ direction: Direction) {
         guard !ended, !direction.finished else { return }
         lastActivity = monotonicNanos()
-        guard writeInitialBytes(direction) else { return updateInterest() }
+        guard writeUnsent(direction) else { return updateInterest() }
         var rounds = 0
         while !ended {
             if direction.inPipe > 0, let pipe = direction.pipe {
@@ -241,46 +243,23 @@ public final class SplicePump: @unchecked Sendable {
         }
         direction.bytes += UInt64(sent)
         guard sent < received else { return true }
-        return park(buffer[sent..<received], in: direction)
-    }
-
-    /// The receiver is full: moves the rest of a copied read into the direction's empty pipe,
-    /// from where the splice path delivers it once the receiver is writable again.
-    private func park(_ rest: Slice<UnsafeMutableRawBufferPointer>, in direction: Direction) -> Bool {
-        do {
-            if direction.pipe == nil { direction.pipe = try pipes.take() }
-        } catch {
-            end(.error(error))
-            return false
-        }
-        guard let pipe = direction.pipe else { return false }
-        var written = 0
-        while written < rest.count {
-            let count = write(pipe.writeFD, rest.base.baseAddress! + rest.startIndex + written, rest.count - written)
-            if count > 0 {
-                written += count
-                continue
-            }
-            if count < 0 && errno == EINTR { continue }
-            // An empty pipe holds at least 64 KiB (copyBufferSize is less), so this is a
-            // broken pipe, not a full one: end loudly rather than lose the bytes.
-            end(.error(IOError("write to pipe", errno: count < 0 ? errno : EIO)))
-            return false
-        }
-        direction.inPipe = written
+        // The receiver is full: keep the rest (less than one copy buffer) for when it is
+        // writable again, and read nothing more until then.
+        direction.unsent = Array(buffer[sent..<received])
+        direction.unsentOffset = 0
         waitUntilWritable(direction)
         return false
     }
 
-    /// Writes the caller's bytes first; false while they are not all out.
-    private func writeInitialBytes(_ direction: Direction) -> Bool {
-        while direction.initialOffset < direction.initial.count {
-            let sent = direction.initial.withUnsafeBytes { bytes in
-                crelay_send_nosignal(direction.to, bytes.baseAddress! + direction.initialOffset,
-                                     bytes.count - direction.initialOffset)
+    /// Writes the unsent bytes first; false while they are not all out.
+    private func writeUnsent(_ direction: Direction) -> Bool {
+        while direction.unsentOffset < direction.unsent.count {
+            let sent = direction.unsent.withUnsafeBytes { bytes in
+                crelay_send_nosignal(direction.to, bytes.baseAddress! + direction.unsentOffset,
+                                     bytes.count - direction.unsentOffset)
             }
             if sent > 0 {
-                direction.initialOffset += sent
+                direction.unsentOffset += sent
                 direction.bytes += UInt64(sent)
                 continue
             }
@@ -292,9 +271,9 @@ public final class SplicePump: @unchecked Sendable {
             failWrite(direction, errno: sent < 0 ? errno : EPIPE)
             return false
         }
-        if !direction.initial.isEmpty {
-            direction.initial = []
-            direction.initialOffset = 0
+        if !direction.unsent.isEmpty {
+            direction.unsent = []
+            direction.unsentOffset = 0
         }
         return true
     }

@@ -327,9 +327,9 @@ extension RelayIOSuite {
             #expect(harness.openPipes == 0)
         }
 
-        /// Small writes are copied; while B's peer reads nothing, a copied read B's socket
-        /// refuses is parked in a pipe, and everything arrives in order once B reads again.
-        @Test func copiedBytesTheReceiverRefusesAreParkedAndArriveInOrder() throws {
+        /// Small writes are copied; while B's peer reads nothing, the part of a copied read B's
+        /// socket refuses is kept, and everything arrives in order once B reads again.
+        @Test func copiedBytesTheReceiverRefusesAreKeptAndArriveInOrder() throws {
             let chunk = 2 * 1024
             // More than the sockets on the way can buffer, so B's near end does fill up, and
             // slowly enough that each read stays small (a read that filled the copy buffer
@@ -353,7 +353,6 @@ extension RelayIOSuite {
             }
             usleep(700_000)
             #expect(harness.result.peek == nil)
-            #expect(harness.lentPipes == 1, "B's full socket left bytes parked in A→B's pipe")
             let atB = Peer.receive(peerB, expected: payload)
             #expect(sendA.join() == 0)
             #expect(atB.count == size)
