@@ -70,7 +70,7 @@ enum AuthSyntax {
     }
 
     /// True when `a` and `b` are equal ignoring ASCII case, without building either lowercased
-    /// (this runs for every parameter lookup of every Digest request).
+    /// (schemes, and the algorithm and qop tokens of every Digest request).
     static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
         a.utf8.elementsEqual(b.utf8) { asciiLowercased($0) == asciiLowercased($1) }
     }

@@ -18,8 +18,8 @@ public struct SpliceResult: Sendable, Equatable {
     public var end: End
 }
 
-/// Zero-copy relay between two connected plain-TCP sockets: splice(2) socket → pipe → socket
-/// in each direction, in the kernel. Full duplex with half-close: EOF from A is passed on as
+/// Relay between two connected plain-TCP sockets: splice(2) socket → pipe → socket in each
+/// direction, in the kernel, for bulk streams (small reads are copied, see below). Full duplex with half-close: EOF from A is passed on as
 /// shutdown(SHUT_WR) on B once A's bytes are delivered, while B → A keeps flowing. A reset on
 /// one side is passed on as a reset of the other.
 ///
@@ -34,7 +34,7 @@ public struct SpliceResult: Sendable, Equatable {
 /// only while bytes are in it.
 /// Loop-confined: touched only on `loop`'s thread.
 public final class SplicePump: @unchecked Sendable {
-    /// After this many splice rounds in one event, yield so one fast stream cannot starve
+    /// After this many rounds (copies or splices) in one event, yield so one fast stream cannot starve
     /// the other connections of the loop (the socket stays readable, so the event returns).
     private static let roundsPerEvent = 32
 
@@ -233,7 +233,9 @@ public final class SplicePump: @unchecked Sendable {
         while sent < received {
             let count = crelay_send_nosignal(direction.to, buffer.baseAddress! + sent, received - sent)
             if count > 0 {
+                // Counted as it goes: a reset after a partial send still reports what went out.
                 sent += count
+                direction.bytes += UInt64(count)
                 continue
             }
             if count < 0 && errno == EINTR { continue }
@@ -241,7 +243,6 @@ public final class SplicePump: @unchecked Sendable {
             failWrite(direction, errno: count < 0 ? errno : EPIPE)
             return false
         }
-        direction.bytes += UInt64(sent)
         guard sent < received else { return true }
         // The receiver is full: keep the rest (less than one copy buffer) for when it is
         // writable again, and read nothing more until then.

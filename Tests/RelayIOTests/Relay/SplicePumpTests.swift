@@ -332,8 +332,9 @@ extension RelayIOSuite {
         @Test func copiedBytesTheReceiverRefusesAreKeptAndArriveInOrder() throws {
             let chunk = 2 * 1024
             // More than the sockets on the way can buffer, so B's near end does fill up, and
-            // slowly enough that each read stays small (a read that filled the copy buffer
-            // would switch the direction to splicing).
+            // slowly enough that the first stall comes while the direction still copies (after
+            // it, A's backlog fills a read and the direction splices). Dropping the bytes kept
+            // at that stall makes this test fail.
             let size = 8 * 1024 * 1024
             let payload = Pattern.bytes(size, seed: 13)
             let harness = try PumpHarness(peerBReceiveBuffer: 8 * 1024)
