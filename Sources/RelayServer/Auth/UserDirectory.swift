@@ -92,7 +92,7 @@ public final class UserDirectory: Sendable {
     /// missing, sealed under another key, or tampered with. Fits
     /// `DigestAuthenticator.HA1Lookup`.
     public func digestHA1(user: String, realm: String, algorithm: DigestAlgorithm) -> [UInt8]? {
-        let (snapshot, box) = current()
+        let (snapshot, box, _) = current()
         guard let box, let entry = snapshot.entry(named: user), entry.digestRealm == realm else { return nil }
         let (sealed, column): ([UInt8]?, UserStoreSchema.SealedColumn) = switch algorithm {
         case .md5: (entry.ha1MD5, .ha1MD5)
@@ -119,7 +119,7 @@ public final class UserDirectory: Sendable {
     /// its opened NT hash; nil when unknown, ambiguous, without an NT hash, or when the
     /// sealed value does not open.
     public func ntlmAccount(user: String) -> NTLMAccount? {
-        let (snapshot, box) = current()
+        let (snapshot, box, _) = current()
         guard let box, let name = snapshot.name(forNTLMUser: user), let entry = snapshot.entry(named: name),
               let sealed = entry.ntHash,
               let hash = box.open(sealed, associatedData: UserStoreSchema.associatedData(user: name, column: .ntHash)),
@@ -138,8 +138,7 @@ public final class UserDirectory: Sendable {
     /// How many users the current snapshot holds.
     /// Moves whenever the users (or the key) change: caches of proven logins compare it.
     public var generation: UInt64 {
-        _ = current()
-        return state.withLock { $0.generation }
+        current().generation
     }
 
     public var userCount: Int {
@@ -166,15 +165,18 @@ public final class UserDirectory: Sendable {
     /// The snapshot and key to answer from, after a check if one is due. Only the thread
     /// that claims the check does file work, outside the lock; the others answer from the
     /// snapshot they find.
-    private func current() -> (snapshot: UserSnapshot, box: SecretBox?) {
+    /// One lock acquisition when no check is due: every login asks, from both loops.
+    private func current() -> (snapshot: UserSnapshot, box: SecretBox?, generation: UInt64) {
         let now = monotonicNanos()
-        let due = state.withLock { state -> Bool in
-            guard !state.checking, now &- state.lastCheckNanos >= checkIntervalNanos else { return false }
+        let (due, found) = state.withLock { state in
+            let found = (state.snapshot, state.box, state.generation)
+            guard !state.checking, now &- state.lastCheckNanos >= checkIntervalNanos else { return (false, found) }
             state.checking = true
-            return true
+            return (true, found)
         }
-        if due { refresh() }
-        return state.withLock { ($0.snapshot, $0.box) }
+        guard due else { return found }
+        refresh()
+        return state.withLock { ($0.snapshot, $0.box, $0.generation) }
     }
 
     /// Runs with `checking` claimed by the caller; releases it.
