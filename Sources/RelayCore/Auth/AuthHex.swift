@@ -13,6 +13,14 @@ public enum AuthHex {
         }
     }
 
+    /// Appends the lowercase hex of `bytes` to `out` (no intermediate string).
+    public static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+    }
+
     /// Decodes hex of either case; nil for odd lengths or non-hex characters.
     public static func decode(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)

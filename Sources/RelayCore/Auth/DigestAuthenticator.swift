@@ -147,11 +147,31 @@ public struct DigestAuthenticator: Sendable {
         }
     }
 
-    /// `H(hex(HA1) ":" nonce ":" nc ":" cnonce ":" qop ":" hex(H(method ":" uri)))`.
+    /// `H(hex(HA1) ":" nonce ":" nc ":" cnonce ":" qop ":" hex(H(method ":" uri)))`, built in
+    /// one byte buffer: it runs for every Digest request.
     static func response(ha1: [UInt8], method: String, credentials: DigestCredentials) -> [UInt8] {
         let algorithm = credentials.algorithm
-        let ha2 = algorithm.hexHash("\(method):\(credentials.uri)")
-        let data = "\(AuthHex.encode(ha1)):\(credentials.nonce):\(credentials.nonceCountText):\(credentials.cnonce):\(credentials.qop):\(ha2)"
-        return algorithm.hash(Array(data.utf8))
+        let colon = UInt8(ascii: ":")
+        var data: [UInt8] = []
+        data.reserveCapacity(method.utf8.count + credentials.uri.utf8.count + 1)
+        data.append(contentsOf: method.utf8)
+        data.append(colon)
+        data.append(contentsOf: credentials.uri.utf8)
+        let ha2 = algorithm.hash(data)
+        data.removeAll(keepingCapacity: true)
+        data.reserveCapacity(4 * algorithm.digestLength + credentials.nonce.utf8.count + credentials.cnonce.utf8.count
+                             + credentials.nonceCountText.utf8.count + credentials.qop.utf8.count + 5)
+        func field(_ text: String) {
+            data.append(contentsOf: text.utf8)
+            data.append(colon)
+        }
+        AuthHex.append(ha1, to: &data)
+        data.append(colon)
+        field(credentials.nonce)
+        field(credentials.nonceCountText)
+        field(credentials.cnonce)
+        field(credentials.qop)
+        AuthHex.append(ha2, to: &data)
+        return algorithm.hash(data)
     }
 }

@@ -31,18 +31,18 @@ public struct DigestNonceSigner: Sendable {
 
     private static let label = Array("dynrelay digest nonce v1".utf8)
     private static let macLength = 24
-    private let key: [UInt8]
+    private let hmac: KeyedHMAC
 
     /// A signer keyed with `key` (at least 32 bytes of secret randomness).
     public init(key: [UInt8]) {
         precondition(key.count >= 32, "the Digest nonce key needs at least 32 bytes")
-        self.key = key
+        hmac = KeyedHMAC(key: key)
     }
 
     /// A new nonce dated `now` (Unix seconds), with its identifier.
     public func issue(now: UInt64) -> (nonce: String, id: DigestNonceID) {
         let body = Self.bigEndianBytes(now) + AuthCrypto.randomBytes(count: 16)
-        let mac = AuthCrypto.hmacSHA256(key: key, data: Self.label + body).prefix(Self.macLength)
+        let mac = hmac.mac(Self.label, body).prefix(Self.macLength)
         return (AuthCrypto.base64Encode(body + mac), Self.id(of: body))
     }
 
@@ -53,7 +53,7 @@ public struct DigestNonceSigner: Sendable {
         else { return .foreign }
         let body = Array(raw[0..<24])
         let mac = Array(raw[24...])
-        let expected = Array(AuthCrypto.hmacSHA256(key: key, data: Self.label + body).prefix(Self.macLength))
+        let expected = Array(hmac.mac(Self.label, body).prefix(Self.macLength))
         guard AuthCrypto.constantTimeEquals(mac, expected) else { return .foreign }
         let issuedAt = body[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         guard issuedAt <= now &+ Self.allowedClockSkew else { return .foreign }

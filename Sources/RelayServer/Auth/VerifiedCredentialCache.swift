@@ -15,7 +15,7 @@ final class VerifiedCredentialCache: Sendable {
         var generation: UInt64
     }
 
-    private let key = AuthCrypto.randomBytes(count: 32)
+    private let hmac = KeyedHMAC(key: AuthCrypto.randomBytes(count: 32))
     private let ttl: UInt64
     private let capacity: Int
     private let entries = Mutex<[[UInt8]: Entry]>([:])
@@ -28,7 +28,7 @@ final class VerifiedCredentialCache: Sendable {
 
     /// The cache key for one credential pair.
     func token(user: String, password: String) -> [UInt8] {
-        AuthCrypto.hmacSHA256(key: key, data: Array(user.utf8) + [0] + Array(password.utf8))
+        hmac.mac(Array(user.utf8) + [0], Array(password.utf8))
     }
 
     func contains(_ token: [UInt8], generation: UInt64, now: UInt64) -> Bool {

@@ -29,6 +29,33 @@ import Testing
             == AuthVectors.bytes("b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad"))
     }
 
+    /// The pooled, pre-keyed MAC gives RFC 4231's answer on first and repeated use, splits
+    /// its input anywhere, and agrees with the one-shot HMAC from many threads at once.
+    @Test func keyedHMACMatchesTheOneShotHMAC() async {
+        let jefe = KeyedHMAC(key: Array("Jefe".utf8))
+        let expected = AuthVectors.bytes("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let data = Array("what do ya want for nothing?".utf8)
+        for split in 0...data.count {
+            #expect(jefe.mac(Array(data[..<split]), Array(data[split...])) == expected, "split at \(split)")
+        }
+        #expect(KeyedHMAC(key: []).mac([])
+            == AuthVectors.bytes("b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad"))
+        let key = AuthCrypto.randomBytes(count: 32)
+        let shared = KeyedHMAC(key: key)
+        let agreed = await withTaskGroup(of: Bool.self) { group in
+            for task in 0..<16 {
+                group.addTask {
+                    (0..<200).allSatisfy { i in
+                        let message = Array("message \(task) \(i)".utf8)
+                        return shared.mac(message) == AuthCrypto.hmacSHA256(key: key, data: message)
+                    }
+                }
+            }
+            return await group.reduce(true) { $0 && $1 }
+        }
+        #expect(agreed)
+    }
+
     @Test func pbkdf2MatchesRFC7914() {
         // RFC 7914 §11, PBKDF2-HMAC-SHA256 with P="passwd", S="salt", c=1, dkLen=64.
         let derived = AuthCrypto.pbkdf2SHA256(password: Array("passwd".utf8), salt: Array("salt".utf8), iterations: 1, length: 64)
