@@ -27,8 +27,7 @@ public struct AuthParameters: Sendable, Equatable {
     public func parameter(_ name: String) -> Parameter? {
         // Stored names are lowercased, and callers look up lowercase literals: plain `==`
         // then compares two small strings in a word or two, a dozen times per Digest request.
-        let key = name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") })
-            ? AuthSyntax.asciiLowercased(name) : name
+        let key = name.utf8.contains(where: AuthSyntax.isASCIIUppercase) ? AuthSyntax.asciiLowercased(name) : name
         return parameters.first { $0.name == key }
     }
 
@@ -53,7 +52,7 @@ public struct AuthParameters: Sendable, Equatable {
                 // Names usually arrive lowercase: decode them straight from the header. (A
                 // lazily lowercased view is not contiguous, and String(decoding:) then takes
                 // a dynamic-cast path that cost more than the rest of the parse.)
-                if !raw.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) {
+                if !raw.contains(where: AuthSyntax.isASCIIUppercase) {
                     return String(decoding: raw, as: UTF8.self)
                 }
                 return String(decoding: raw.map(AuthSyntax.asciiLowercased), as: UTF8.self)

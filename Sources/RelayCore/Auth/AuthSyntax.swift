@@ -64,9 +64,14 @@ enum AuthSyntax {
         String(decoding: text.utf8.map(asciiLowercased), as: UTF8.self)
     }
 
+    /// True for `A`...`Z`.
+    static func isASCIIUppercase(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
+    }
+
     /// `byte` with an ASCII capital letter made small; every other byte unchanged.
     static func asciiLowercased(_ byte: UInt8) -> UInt8 {
-        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+        isASCIIUppercase(byte) ? byte | 0x20 : byte
     }
 
     /// True when `a` and `b` are equal ignoring ASCII case, without building either lowercased

@@ -19,9 +19,10 @@ public struct SpliceResult: Sendable, Equatable {
 }
 
 /// Relay between two connected plain-TCP sockets: splice(2) socket → pipe → socket in each
-/// direction, in the kernel, for bulk streams (small reads are copied, see below). Full duplex with half-close: EOF from A is passed on as
-/// shutdown(SHUT_WR) on B once A's bytes are delivered, while B → A keeps flowing. A reset on
-/// one side is passed on as a reset of the other.
+/// direction, in the kernel, for bulk streams (small reads are copied, see below). Full
+/// duplex with half-close: EOF from A is passed on as shutdown(SHUT_WR) on B once A's bytes
+/// are delivered, while B → A keeps flowing. A reset on one side is passed on as a reset of
+/// the other.
 ///
 /// Small reads are copied instead: a direction starts by recv(2)-ing into the loop's 16 KiB
 /// copy buffer and send(2)-ing it on, which for a request or a reply costs less than two
@@ -34,8 +35,9 @@ public struct SpliceResult: Sendable, Equatable {
 /// only while bytes are in it.
 /// Loop-confined: touched only on `loop`'s thread.
 public final class SplicePump: @unchecked Sendable {
-    /// After this many rounds (copies or splices) in one event, yield so one fast stream cannot starve
-    /// the other connections of the loop (the socket stays readable, so the event returns).
+    /// After this many rounds (copies or splices) in one event, yield so one fast stream
+    /// cannot starve the other connections of the loop (the socket stays readable, so the
+    /// event returns).
     private static let roundsPerEvent = 32
 
     private final class Direction {
