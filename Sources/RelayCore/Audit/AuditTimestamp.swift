@@ -11,29 +11,63 @@ import Darwin
 public enum AuditTimestamp {
     /// Formats UTC microseconds since the epoch; always 27 bytes for years 0000-9999.
     public static func format(micros: Int64) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(27)
-        append(micros: micros, to: &out)
-        return String(decoding: out, as: UTF8.self)
+        let formatter = Formatter()
+        return withExtendedLifetime(formatter) { String(decoding: formatter.format(micros: micros), as: UTF8.self) }
     }
 
-    /// Appends the bytes `format(micros:)` returns to `out`, with no allocation once `out`
-    /// has room: the audit writer formats straight into its reused row buffer.
-    public static func append(micros: Int64, to out: inout [UInt8]) {
-        // Floor division so instants before 1970 keep a positive fraction.
-        var seconds = micros / 1_000_000
-        var fraction = micros % 1_000_000
-        if fraction < 0 {
-            seconds -= 1
-            fraction += 1_000_000
+    /// Formats into one reused buffer and calls `gmtime_r` only when the second changes: it
+    /// runs for every audit row on the writer, and `gmtime_r` takes glibc's time-zone lock.
+    /// Not thread-safe: each writer owns one.
+    public final class Formatter {
+        private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+        /// The second whose `YYYY-MM-DDTHH:MM:SS.` is in `buffer[..<prefixCount]`, if any.
+        private var cachedSecond: Int64?
+        private var prefixCount = 0
+
+        public init() {}
+
+        deinit {
+            buffer.deallocate()
         }
+
+        /// The bytes `AuditTimestamp.format(micros:)` returns, valid until the next call.
+        public func format(micros: Int64) -> UnsafeRawBufferPointer {
+            // Floor division so instants before 1970 keep a positive fraction.
+            var seconds = micros / 1_000_000
+            var fraction = micros % 1_000_000
+            if fraction < 0 {
+                seconds -= 1
+                fraction += 1_000_000
+            }
+            if seconds != cachedSecond {
+                guard let prefix = AuditTimestamp.prefix(seconds: seconds) else {
+                    // Only reachable for years gmtime cannot represent; keep the row writable.
+                    cachedSecond = nil
+                    let text = Array("invalid-time:\(micros)".utf8.prefix(buffer.count))
+                    buffer.copyBytes(from: text)
+                    return UnsafeRawBufferPointer(rebasing: buffer[..<text.count])
+                }
+                buffer.copyBytes(from: prefix)
+                prefixCount = prefix.count
+                cachedSecond = seconds
+            }
+            var rest = Int(fraction)
+            for at in stride(from: prefixCount + 5, through: prefixCount, by: -1) {
+                buffer[at] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
+            buffer[prefixCount + 6] = UInt8(ascii: "Z")
+            return UnsafeRawBufferPointer(rebasing: buffer[..<(prefixCount + 7)])
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.` of `seconds` since the epoch in UTC, or nil past gmtime's range.
+    private static func prefix(seconds: Int64) -> [UInt8]? {
         var t = time_t(seconds)
         var parts = tm()
-        guard gmtime_r(&t, &parts) != nil else {
-            // Only reachable for years gmtime cannot represent; keep the row writable.
-            out.append(contentsOf: "invalid-time:\(micros)".utf8)
-            return
-        }
+        guard gmtime_r(&t, &parts) != nil else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
         appendDigits(Int(parts.tm_year) + 1900, width: 4, to: &out)
         out.append(UInt8(ascii: "-"))
         appendDigits(Int(parts.tm_mon) + 1, width: 2, to: &out)
@@ -46,8 +80,7 @@ public enum AuditTimestamp {
         out.append(UInt8(ascii: ":"))
         appendDigits(Int(parts.tm_sec), width: 2, to: &out)
         out.append(UInt8(ascii: "."))
-        appendDigits(Int(fraction), width: 6, to: &out)
-        out.append(UInt8(ascii: "Z"))
+        return out
     }
 
     /// The current wall-clock time in UTC microseconds since the epoch.

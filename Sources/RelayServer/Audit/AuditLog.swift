@@ -31,13 +31,23 @@ public final class AuditLog: Sendable {
 
     private typealias Callback = @Sendable (Result<Int64, AuditError>) -> Void
 
-    private struct Entry: Sendable {
-        var record: AuditRecord
-        var committed: Callback?
+    /// Records and their callbacks, index for index, in append order (which is seq order).
+    /// Two arrays rather than one of pairs, so the writer borrows the records in place.
+    private struct Queued: Sendable {
+        var records: [AuditRecord] = []
+        var callbacks: [Callback?] = []
+
+        var isEmpty: Bool { records.isEmpty }
+        var count: Int { records.count }
+
+        mutating func removeAll() {
+            records.removeAll(keepingCapacity: true)
+            callbacks.removeAll(keepingCapacity: true)
+        }
     }
 
     private struct State: Sendable {
-        var pending: [Entry] = []
+        var pending = Queued()
         /// Entries in `pending` with a callback: a drain runs while there are any.
         var waitedFor = 0
         /// A drain is scheduled or running; it takes `pending` while `waitedFor > 0`.
@@ -95,7 +105,8 @@ public final class AuditLog: Sendable {
     public func append(_ record: AuditRecord, committed: (@Sendable (Result<Int64, AuditError>) -> Void)? = nil) {
         let action: AppendAction = state.withLock { s in
             if s.closed { return .rejectClosed }
-            s.pending.append(Entry(record: record, committed: committed))
+            s.pending.records.append(record)
+            s.pending.callbacks.append(committed)
             s.appended += 1
             if committed != nil || s.pending.count >= Self.deferredLimit { s.waitedFor += 1 }
             if s.draining { return .none }
@@ -174,10 +185,10 @@ public final class AuditLog: Sendable {
     /// again while a waited-for record is pending (or, the first time, when `everything`).
     /// Leaves records nobody waits for to the next commit or the deferred drain.
     private func drain(everything: Bool) {
-        var taken: [Entry] = []
+        var taken = Queued()
         var takeAny = everything
         while true {
-            taken.removeAll(keepingCapacity: true)
+            taken.removeAll()
             let arm: Bool = state.withLock { s in
                 if s.pending.isEmpty || (s.waitedFor == 0 && !takeAny) {
                     s.draining = false
@@ -196,16 +207,15 @@ public final class AuditLog: Sendable {
                 return
             }
 
-            var start = taken.startIndex
-            while start < taken.endIndex {
-                let end = min(start + Self.maxBatchSize, taken.endIndex)
-                let batch = taken[start..<end]
-                let result = writer.write(batch.lazy.map(\.record))
-                for (offset, entry) in batch.enumerated() {
-                    entry.committed?(result.map { $0 + Int64(offset) })
+            var start = 0
+            while start < taken.count {
+                let end = min(start + Self.maxBatchSize, taken.count)
+                let result = taken.records.withUnsafeBufferPointer { writer.write(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+                for index in start..<end {
+                    taken.callbacks[index]?(result.map { $0 + Int64(index - start) })
                 }
                 let ready: [DispatchSemaphore] = state.withLock { s in
-                    s.processed += UInt64(batch.count)
+                    s.processed += UInt64(end - start)
                     let processed = s.processed
                     let ready = s.waiters.filter { $0.ticket <= processed }.map(\.semaphore)
                     s.waiters.removeAll { $0.ticket <= processed }

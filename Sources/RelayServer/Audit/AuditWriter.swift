@@ -21,9 +21,10 @@ final class AuditWriter: @unchecked Sendable {
     private var knownTail: (seq: Int64, dataVersion: Int64)?
     // Reused from row to row so the per-row path allocates nothing.
     private let cursor: AuditHashChain.Cursor
-    private var row: [UInt8] = []
-    private var fields = AuditCanonical.FieldRanges()
-    private var ts: [UInt8] = []
+    private let timestamps = AuditTimestamp.Formatter()
+    private let fields = AuditCanonical.FieldRanges()
+    /// The canonical bytes of the row being written; grows when a row needs more.
+    private var row = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
 
     static let busyTimeoutMillis: Int32 = 5_000
 
@@ -34,8 +35,6 @@ final class AuditWriter: @unchecked Sendable {
             throw AuditError(code: AuditError.Code.open, message: "the audit hash key is empty")
         }
         cursor = AuditHashChain.Cursor(chain: AuditHashChain(key: hashKey), after: AuditHashChain.genesis)
-        row.reserveCapacity(1024)
-        ts.reserveCapacity(32)
         // Create the file ourselves so it is 0600 from its first byte; SQLite gives the -wal
         // and -shm files the mode of the database file.
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -65,6 +64,7 @@ final class AuditWriter: @unchecked Sendable {
 
     deinit {
         close()
+        row.deallocate()
     }
 
     private func configure(synchronousFull: Bool) throws(AuditError) {
@@ -95,7 +95,7 @@ final class AuditWriter: @unchecked Sendable {
     /// The tail is re-read inside `BEGIN IMMEDIATE` (holding the write lock), so the chain
     /// continues from what is on disk even after a failed batch or another writer.
     /// On any failure the transaction is rolled back and no record of the batch is stored.
-    func write<C: Collection>(_ records: C) -> Result<Int64, AuditError> where C.Element == AuditRecord {
+    func write(_ records: UnsafeBufferPointer<AuditRecord>) -> Result<Int64, AuditError> {
         guard db != nil, let begin, let commit, let insert else { return .failure(.closed) }
         guard run(begin) == SQLITE_DONE else { return .failure(writeError("BEGIN IMMEDIATE")) }
         do throws(AuditError) {
@@ -110,21 +110,21 @@ final class AuditWriter: @unchecked Sendable {
             }
             knownTail = nil
             let first = seq + 1
-            for record in records {
+            for index in records.indices {
                 seq += 1
-                ts.removeAll(keepingCapacity: true)
-                AuditTimestamp.append(micros: record.timestampMicros, to: &ts)
-                row.removeAll(keepingCapacity: true)
-                AuditCanonical.encode(seq: seq, ts: ts, record, into: &row, fields: &fields)
-                let failure: AuditError? = row.withUnsafeBytes { row in
-                    cursor.advance(over: row)
-                    // The text columns are bound from the encoded row and the cursor's hex
-                    // buffers without a copy: both stay put until the step below is done.
-                    guard bind(insert, seq: seq, row: row, record) == SQLITE_OK else { return writeError("bind seq \(seq)") }
-                    guard run(insert) == SQLITE_DONE else { return writeError("INSERT seq \(seq)") }
-                    return nil
+                let ts = timestamps.format(micros: records[index].timestampMicros)
+                let needed = AuditCanonical.maxEncodedCount(records[index], timestampCount: ts.count)
+                if needed > row.count {
+                    row.deallocate()
+                    row = .allocate(byteCount: needed, alignment: 8)
                 }
-                if let failure { throw failure }
+                let count = AuditCanonical.encode(seq: seq, ts: ts, records[index], into: row, fields: fields)
+                let encoded = UnsafeRawBufferPointer(rebasing: row[..<count])
+                cursor.advance(over: encoded)
+                // The text columns are bound from the encoded row and the cursor's hex buffers
+                // without a copy: both stay put until the step below is done.
+                guard bind(insert, seq: seq, row: encoded, records[index]) == SQLITE_OK else { throw writeError("bind seq \(seq)") }
+                guard run(insert) == SQLITE_DONE else { throw writeError("INSERT seq \(seq)") }
             }
             guard run(commit) == SQLITE_DONE else { throw writeError("COMMIT") }
             // Our own commits leave data_version as it was.

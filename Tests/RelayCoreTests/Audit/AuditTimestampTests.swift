@@ -24,4 +24,19 @@ import Testing
         #expect(text.utf8.count == 27)
         #expect(text.hasSuffix("Z"))
     }
+
+    /// The writer's formatter keeps the last second's prefix: crossing seconds, minutes, days
+    /// and going back in time must each give what a fresh format gives.
+    @Test func reusedFormatterMatchesFreshFormatsAcrossSecondsAndBackwards() {
+        let formatter = AuditTimestamp.Formatter()
+        let instants: [Int64] = [
+            1_796_062_904_123_456, 1_796_062_904_999_999, 1_796_062_905_000_000, 1_796_062_959_999_999,
+            1_796_062_960_000_001, 1_796_083_199_999_999, 1_796_083_200_000_000, 1_796_062_904_000_007,
+            0, -1, 951_868_799_000_001, 951_868_799_000_002,
+        ]
+        for micros in instants {
+            #expect(String(decoding: formatter.format(micros: micros), as: UTF8.self) == AuditTimestamp.format(micros: micros))
+        }
+        #expect(String(decoding: formatter.format(micros: 1_796_083_200_000_000), as: UTF8.self) == "2026-12-01T00:00:00.000000Z")
+    }
 }
