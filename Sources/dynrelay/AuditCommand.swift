@@ -2,15 +2,11 @@ import Glibc
 import RelayCore
 import RelayServer
 
-/// `dynrelay audit verify`: recompute the hash chain for a reviewer.
+/// `dynrelay audit verify|query`: the reviewer's view of the trail.
 enum AuditCommand {
+    /// Recomputes the hash chain.
     static func verify(configPath: String?, dbPath: String?) -> Never {
-        let path: String
-        if let dbPath {
-            path = dbPath
-        } else {
-            path = ConfigLoading.loadOrExit(configPath ?? DynrelayCommand.defaultConfigPath).stateDir + "/audit.db"
-        }
+        let path = databasePath(configPath: configPath, dbPath: dbPath)
         switch AuditLog.verify(path: path) {
         case .ok(let records):
             print("\(path): ok: \(records) records, hash chain intact")
@@ -18,5 +14,23 @@ enum AuditCommand {
         case .broken(let seq, let why):
             DynrelayCommand.fail("\(path): broken at seq \(seq): \(why)", .failure)
         }
+    }
+
+    /// Prints the rows from `since` (inclusive) to `until` (exclusive) as JSON lines.
+    static func query(configPath: String?, dbPath: String?, since: String?, until: String?) -> Never {
+        let path = databasePath(configPath: configPath, dbPath: dbPath)
+        do {
+            try AuditLog.query(path: path, since: since, until: until) { row in
+                print(row.jsonLine)
+            }
+        } catch {
+            DynrelayCommand.fail("\(path): \(error.message)", .failure)
+        }
+        exit(DynrelayCommand.ExitCode.ok.rawValue)
+    }
+
+    private static func databasePath(configPath: String?, dbPath: String?) -> String {
+        if let dbPath { return dbPath }
+        return ConfigLoading.loadOrExit(configPath ?? DynrelayCommand.defaultConfigPath).stateDir + "/audit.db"
     }
 }

@@ -19,12 +19,14 @@ enum DynrelayCommand {
            dynrelay check-config [--config FILE]
            dynrelay demo         [--listen ADDR:PORT]
            dynrelay audit verify [--config FILE | --db FILE]
+           dynrelay audit query  [--since TIME] [--until TIME] [--config FILE | --db FILE]
            dynrelay users add NAME    [--password-stdin] [--config FILE]
            dynrelay users passwd NAME [--password-stdin] [--config FILE]
            dynrelay users del NAME    [--config FILE]
            dynrelay users list        [--config FILE]
            dynrelay version
-    FILE defaults to \(defaultConfigPath).
+    FILE defaults to \(defaultConfigPath). TIME is UTC, 2026-12-01T04:30:00Z or a prefix of
+    one (2026-12-01); --since is inclusive, --until exclusive.
     """
 
     static func main() -> Never {
@@ -43,9 +45,17 @@ enum DynrelayCommand {
                 var options = try Options(arguments, allowed: ["--listen"])
                 DemoCommand.run(listen: options.take("--listen"))
             case "audit":
-                guard arguments.first == "verify" else { fail(usage, .usage) }
-                var options = try Options(Array(arguments.dropFirst()), allowed: ["--config", "--db"])
-                AuditCommand.verify(configPath: options.take("--config"), dbPath: options.take("--db"))
+                switch arguments.first {
+                case "verify":
+                    var options = try Options(Array(arguments.dropFirst()), allowed: ["--config", "--db"])
+                    AuditCommand.verify(configPath: options.take("--config"), dbPath: options.take("--db"))
+                case "query":
+                    var options = try Options(Array(arguments.dropFirst()), allowed: ["--config", "--db", "--since", "--until"])
+                    AuditCommand.query(configPath: options.take("--config"), dbPath: options.take("--db"),
+                                       since: options.take("--since"), until: options.take("--until"))
+                default:
+                    fail(usage, .usage)
+                }
             case "users":
                 try UsersCommand.run(arguments)
             case "version", "--version":

@@ -60,7 +60,7 @@ extension IntegrationSuite {
             #expect(!result.stderr.contains("ready"), "a bad config must never get as far as listening")
         }
 
-        @Test("audit verify: ok after traffic, names seq 2 after tampering")
+        @Test("audit verify: ok after traffic, names seq 2 after tampering; audit query prints the rows")
         func auditVerify() throws {
             let echo = try EchoServer()
             let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(echo.port)"]))
@@ -80,6 +80,21 @@ extension IntegrationSuite {
             #expect(good.status == 0, "stderr: \(good.stderr)")
             #expect(good.stdoutText.contains("ok"), "stdout: \(good.stdoutText)")
             #expect(good.stdoutText.contains("\(rows.count) records"), "stdout: \(good.stdoutText)")
+
+            // audit query: every row as one JSON line, in seq order; a time range of the
+            // same rows; a malformed bound refused with exit 1.
+            let all = try RelayBinary.run(["audit", "query", "--db", relay.auditPath])
+            #expect(all.status == 0, "stderr: \(all.stderr)")
+            let lines = all.stdoutText.split(separator: "\n")
+            #expect(lines.count == rows.count)
+            #expect(lines.enumerated().allSatisfy { $0.element.hasPrefix("{\"seq\":\($0.offset + 1),\"ts\":\"") })
+            #expect(lines.last?.contains("\"reason\":\"not-registered\"") == true, "stdout: \(all.stdoutText)")
+            let firstTs = try #require(relay.audit.query("SELECT ts FROM audit_events WHERE seq = 2").first?["ts"] ?? nil)
+            let ranged = try RelayBinary.run(["audit", "query", "--db", relay.auditPath, "--since", firstTs, "--until", "9999"])
+            #expect(ranged.stdoutText.split(separator: "\n").first?.hasPrefix("{\"seq\":2,") == true, "stdout: \(ranged.stdoutText)")
+            let refused = try RelayBinary.run(["audit", "query", "--db", relay.auditPath, "--since", "yesterday"])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("yesterday"), "stderr: \(refused.stderr)")
 
             try relay.audit.execute("UPDATE audit_events SET target = 'x' WHERE seq = 2")
             let tampered = try RelayBinary.run(["audit", "verify", "--db", relay.auditPath])

@@ -57,6 +57,8 @@ enum {
     crelay_EV_ERR = 0x008,
     crelay_EV_HUP = 0x010,
     crelay_EV_RDHUP = 0x2000,
+    /// EPOLLONESHOT: report one event, then keep the entry but disable it until re-armed.
+    crelay_EV_ONESHOT = 0x40000000,
     /// EPOLLEXCLUSIVE: of the loops watching one listener, wake one idle loop, not all.
     crelay_EV_EXCLUSIVE = 0x10000000,
     crelay_CTL_ADD = 1,

@@ -83,6 +83,32 @@ public enum AuditTimestamp {
         return out
     }
 
+    /// The microseconds a 27-byte `format(micros:)` string stands for, or nil for anything
+    /// else (the writer reads its tail row's time back to keep `ts` from going backwards).
+    public static func parse(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 27 else { return nil }
+        let shape = Array("0000-00-00T00:00:00.000000Z".utf8)
+        for (byte, expected) in zip(bytes, shape) {
+            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            guard expected == UInt8(ascii: "0") ? isDigit : byte == expected else { return nil }
+        }
+        func number(_ range: Range<Int>) -> Int {
+            bytes[range].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        }
+        var parts = tm()
+        parts.tm_year = Int32(number(0..<4) - 1900)
+        parts.tm_mon = Int32(number(5..<7) - 1)
+        parts.tm_mday = Int32(number(8..<10))
+        parts.tm_hour = Int32(number(11..<13))
+        parts.tm_min = Int32(number(14..<16))
+        parts.tm_sec = Int32(number(17..<19))
+        let seconds = Int64(timegm(&parts))
+        let micros = seconds * 1_000_000 + Int64(number(20..<26))
+        // timegm normalises out-of-range fields (month 13, second 61): refuse those.
+        return format(micros: micros) == text ? micros : nil
+    }
+
     /// The current wall-clock time in UTC microseconds since the epoch.
     public static func nowMicros() -> Int64 {
         var now = timespec()

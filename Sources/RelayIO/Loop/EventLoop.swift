@@ -20,6 +20,12 @@ public final class EventLoop: @unchecked Sendable {
     // Loop-confined below.
     private var registrations: [UInt64: IORegistration] = [:]
     private var nextToken: UInt64 = 1
+    /// Descriptors left in epoll as disabled one-shot entries by a registration that let go
+    /// of them (a finished connect handing its socket on). The next registration of the fd
+    /// re-arms the entry with one MOD instead of a DEL now and an ADD later. An fd closed
+    /// meanwhile left epoll with its last reference; its number's next registration finds
+    /// no entry (ENOENT) and adds one.
+    private var parked: Set<Int32> = []
     private var timers = TimerHeap()
 
     init(index: Int) {
@@ -99,9 +105,14 @@ public final class EventLoop: @unchecked Sendable {
         preconditionInLoop()
         let token = nextToken
         nextToken += 1
-        let registration = IORegistration(fd: fd, token: token, loop: self)
+        let registration = IORegistration(fd: fd, token: token, loop: self,
+                                          parkedInEpoll: parked.remove(fd) != nil)
         registrations[token] = registration
         return registration
+    }
+
+    func park(_ fd: Int32) {
+        parked.insert(fd)
     }
 
     /// 0 on success, else the errno (after crashing on a programmer error).
@@ -155,6 +166,11 @@ public final class EventLoop: @unchecked Sendable {
         // A handler earlier in this batch may have deregistered it.
         guard let registration = registrations[token] else { return }
         let failed = events & UInt32(crelay_EV_ERR | crelay_EV_HUP) != 0
+        registration.reportedFailure = failed
+        if registration.oneShotFired() {
+            registration.onWritable?()
+            return
+        }
         if registration.wantsRead && (failed || events & UInt32(crelay_EV_IN) != 0) {
             registration.onReadable?()
         }
@@ -216,13 +232,22 @@ public final class IORegistration {
     /// loop instead of all. epoll cannot modify such an entry, so interest may only switch
     /// between read and nothing (re-added each time).
     public var exclusive = false
-    private var inEpoll = false
+    /// The last event reported an error or hang-up (EPOLLERR/EPOLLHUP) along with readiness.
+    public internal(set) var reportedFailure = false
+    private var inEpoll: Bool
+    /// The entry's epoll data may still carry another registration's token (a parked entry):
+    /// the first interest change must MOD it, or ADD if the entry is gone.
+    private var staleEntry: Bool
+    /// Armed with `armWriteOnce`: after its one event the entry stays in epoll, disabled.
+    private var oneShot = false
     private(set) var isRegistered = true
 
-    init(fd: Int32, token: UInt64, loop: EventLoop) {
+    init(fd: Int32, token: UInt64, loop: EventLoop, parkedInEpoll: Bool = false) {
         self.fd = fd
         self.token = token
         self.loop = loop
+        inEpoll = parkedInEpoll
+        staleEntry = parkedInEpoll
     }
 
     /// Sets what to watch for; a no-op when nothing changes.
@@ -235,9 +260,44 @@ public final class IORegistration {
         if !read && !write {
             loop.control(Int32(crelay_CTL_DEL), self, events: 0)
             inEpoll = false
-        } else if inEpoll {
+            staleEntry = false
+            oneShot = false
+        } else {
+            apply(mask)
+        }
+    }
+
+    /// Watches for writability once, as for a connect in progress: after the event the entry
+    /// stays in epoll, disabled (no spinning on a level-triggered EPOLLOUT), and a later
+    /// `setInterest`, or the fd's next registration once this one is deregistered, re-arms
+    /// it with one MOD instead of a DEL and an ADD.
+    public func armWriteOnce() {
+        guard isRegistered else { return }
+        precondition(!exclusive, "a shared listener is never armed once")
+        wantsRead = false
+        wantsWrite = true
+        oneShot = true
+        apply(UInt32(crelay_EV_OUT) | UInt32(crelay_EV_ONESHOT))
+    }
+
+    /// Called by the loop before the handlers of an event run. True for an entry armed with
+    /// `armWriteOnce`, which epoll has now disabled: it wants nothing until re-armed, and
+    /// its event (writable, or an error) goes to `onWritable`.
+    func oneShotFired() -> Bool {
+        guard oneShot, wantsWrite else { return false }
+        wantsWrite = false
+        return true
+    }
+
+    private func apply(_ mask: UInt32) {
+        if inEpoll {
             precondition(!exclusive, "an exclusive epoll entry cannot be modified")
-            loop.control(Int32(crelay_CTL_MOD), self, events: mask)
+            let failure = loop.control(Int32(crelay_CTL_MOD), self, events: mask)
+            if failure == ENOENT && staleEntry {
+                // The parked entry left epoll when its fd was closed; this is a new file.
+                loop.control(Int32(crelay_CTL_ADD), self, events: mask)
+            }
+            staleEntry = false
         } else {
             let failure = loop.control(Int32(crelay_CTL_ADD), self, events: mask)
             if failure == EINVAL && exclusive {
@@ -248,15 +308,21 @@ public final class IORegistration {
             }
             inEpoll = true
         }
+        if mask & UInt32(crelay_EV_ONESHOT) == 0 { oneShot = false }
     }
 
     /// Stops watching; the caller may close the fd right after. With `fdClosing` the caller
     /// promises to close it at once, which removes it from epoll without a system call (the
-    /// relay never duplicates descriptors, so the close is the last reference).
+    /// relay never duplicates descriptors, so the close is the last reference). A fired
+    /// one-shot entry is left parked in epoll for the fd's next registration.
     public func deregister(fdClosing: Bool = false) {
         guard isRegistered else { return }
         if inEpoll && !fdClosing {
-            loop.control(Int32(crelay_CTL_DEL), self, events: 0)
+            if oneShot && !wantsWrite {
+                loop.park(fd)
+            } else {
+                loop.control(Int32(crelay_CTL_DEL), self, events: 0)
+            }
         }
         inEpoll = false
         isRegistered = false

@@ -56,7 +56,7 @@ public final class ConnectAttempt: @unchecked Sendable {
         }
         let registration = loop.register(fd)
         registration.onWritable = { [self] in connected(address) }
-        registration.setInterest(read: false, write: true)
+        registration.armWriteOnce()
         self.registration = registration
         timer = loop.scheduleTimer(after: timeout) { [self] in
             finish(.failure(IOError("connect \(address)", errno: ETIMEDOUT)))
@@ -70,6 +70,11 @@ public final class ConnectAttempt: @unchecked Sendable {
     }
 
     private func connected(_ address: SocketAddress) {
+        // Linux reports a failed connect with EPOLLERR: a clean EPOLLOUT is a connection,
+        // and only a failure needs SO_ERROR (which also clears it) for its errno.
+        guard registration?.reportedFailure == true else {
+            return finish(.success(fd))
+        }
         var code: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
@@ -96,7 +101,8 @@ public final class ConnectAttempt: @unchecked Sendable {
     private func teardown(handOver: Bool) {
         timer?.cancel()
         timer = nil
-        registration?.deregister()
+        // A socket handed over keeps its disabled epoll entry for its next registration.
+        registration?.deregister(fdClosing: !handOver)
         registration = nil
         if !handOver && fd >= 0 {
             close(fd)

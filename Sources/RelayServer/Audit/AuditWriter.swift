@@ -19,6 +19,9 @@ final class AuditWriter: @unchecked Sendable {
     /// `data_version` then: while no other connection has written since, the tail need not
     /// be read again (the cursor still holds its hash).
     private var knownTail: (seq: Int64, dataVersion: Int64)?
+    /// The time of the chain's tail row: no row is stamped earlier, so `ts` never decreases
+    /// in seq order and a time range is a seq range (`AuditLog.query`).
+    private var tailMicros = Int64.min
     // Reused from row to row so the per-row path allocates nothing.
     private let cursor: AuditHashChain.Cursor
     private let timestamps = AuditTimestamp.Formatter()
@@ -55,7 +58,7 @@ final class AuditWriter: @unchecked Sendable {
         do throws(AuditError) {
             try configure(synchronousFull: synchronousFull)
             try prepareStatements()
-            _ = try readTail()
+            tailMicros = try readTail().2
         } catch {
             close()
             throw error
@@ -104,15 +107,19 @@ final class AuditWriter: @unchecked Sendable {
             if let knownTail, knownTail.dataVersion == version {
                 seq = knownTail.seq
             } else {
-                let (tailSeq, tailHash) = try readTail()
+                let (tailSeq, tailHash, tailTime) = try readTail()
                 seq = tailSeq
                 cursor.reset(after: tailHash)
+                tailMicros = tailTime
             }
             knownTail = nil
             let first = seq + 1
             for index in records.indices {
                 seq += 1
-                let ts = timestamps.format(micros: records[index].timestampMicros)
+                // Two loops can stamp events microseconds apart in one order and queue them in
+                // the other: the later row takes its predecessor's time.
+                tailMicros = max(tailMicros, records[index].timestampMicros)
+                let ts = timestamps.format(micros: tailMicros)
                 let needed = AuditCanonical.maxEncodedCount(records[index], timestampCount: ts.count)
                 if needed > row.count {
                     row.deallocate()
@@ -172,13 +179,14 @@ final class AuditWriter: @unchecked Sendable {
             | SQLite.bindStaticText(stmt, 22, UnsafeRawBufferPointer(cursor.hashHex), 0..<64)
     }
 
-    /// The last stored (seq, hash), or (0, genesis) for an empty table.
-    private func readTail() throws(AuditError) -> (Int64, String) {
+    /// The last stored (seq, hash, time), or (0, genesis, .min) for an empty table. A time
+    /// that does not parse (not written by this format) does not hold the next rows back.
+    private func readTail() throws(AuditError) -> (Int64, String, Int64) {
         guard let tail else { throw AuditError.closed }
         defer { sqlite3_reset(tail) }
         switch sqlite3_step(tail) {
         case SQLITE_DONE:
-            return (0, AuditHashChain.genesis)
+            return (0, AuditHashChain.genesis, .min)
         case SQLITE_ROW:
             let seq = sqlite3_column_int64(tail, 0)
             guard case .text(let bytes) = SQLite.text(tail, 1),
@@ -187,7 +195,11 @@ final class AuditWriter: @unchecked Sendable {
             else {
                 throw AuditError(code: AuditError.Code.chain, message: "row \(seq) has a malformed hash; run `dynrelay audit verify`")
             }
-            return (seq, hash.lowercased())
+            var time = Int64.min
+            if case .text(let bytes) = SQLite.text(tail, 2), let ts = String(validating: bytes, as: UTF8.self) {
+                time = AuditTimestamp.parse(ts) ?? .min
+            }
+            return (seq, hash.lowercased(), time)
         default:
             throw writeError("read chain tail")
         }

@@ -39,4 +39,15 @@ import Testing
         }
         #expect(String(decoding: formatter.format(micros: 1_796_083_200_000_000), as: UTF8.self) == "2026-12-01T00:00:00.000000Z")
     }
+
+    @Test func parseInvertsFormatAndRefusesEverythingElse() {
+        for micros: Int64 in [0, 1, 951_868_799_000_001, 1_796_062_904_123_456, -1] {
+            #expect(AuditTimestamp.parse(AuditTimestamp.format(micros: micros)) == micros)
+        }
+        for bad in ["", "2026-11-30T18:21:44.123456", "2026-11-30T18:21:44.123456z", "2026-13-30T18:21:44.123456Z",
+                    "2026-11-30T18:21:61.123456Z", "2026-02-30T18:21:44.123456Z", "2026-11-30 18:21:44.123456Z",
+                    "2026-11-30T18:21:44,123456Z", "invalid-time:5"] {
+            #expect(AuditTimestamp.parse(bad) == nil, "\(bad)")
+        }
+    }
 }

@@ -120,6 +120,42 @@ extension RelayIOSuite {
             #expect(reused > 0, "no round reused the number, so nothing was tested")
         }
 
+        /// A connected socket keeps its disabled one-shot epoll entry (parked) for its next
+        /// registration, which re-arms it: the new owner must get read events and the data.
+        @Test func aHandedOverSocketRegisteredAgainGetsItsEvents() throws {
+            let side = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(side) }
+            #expect(SocketAddress(ip: "127.0.0.1", port: 0)!.withSockAddr { bind(side, $0, $1) } == 0)
+            #expect(listen(side, 64) == 0)
+            let sideAddress = SocketAddress(ip: "127.0.0.1", port: Peer.localPort(side))!
+            let loop = group.next()
+            for round in 0..<5 {
+                let received = Shared<[UInt8]>([])
+                let owner = Shared<StreamSocket?>(nil)
+                let connected = Latch<Bool>()
+                _ = TCPConnector.connect(to: sideAddress, on: loop, timeout: .seconds(5)) { result in
+                    guard case .success(let fd) = result else { return connected.set(false) }
+                    let socket = StreamSocket(fd: fd, loop: loop)
+                    owner.update { $0 = socket }
+                    socket.startReading {
+                        var buffer = [UInt8](repeating: 0, count: 16)
+                        if case .bytes(let count) = buffer.withUnsafeMutableBytes({ socket.read(into: $0) }) {
+                            received.update { $0 += buffer[..<count] }
+                        }
+                    }
+                    connected.set(true)
+                }
+                try #require(connected.wait() == true)
+                let peer = accept(side, nil, nil)
+                try #require(peer >= 0)
+                defer { close(peer) }
+                #expect(Peer.sendAll(peer, [1, 2, UInt8(round)]) == 0)
+                let delivered = eventually(within: .seconds(2)) { received.value == [1, 2, UInt8(round)] }
+                loop.sync { owner.value?.close() }
+                #expect(delivered, "round \(round): the re-registered socket got no read event")
+            }
+        }
+
         @Test func aClosedPortIsRefused() throws {
             let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             let any = SocketAddress(ip: "127.0.0.1", port: 0)!
