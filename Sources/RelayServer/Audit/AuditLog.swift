@@ -40,14 +40,19 @@ public final class AuditLog: Sendable {
         var isEmpty: Bool { records.isEmpty }
         var count: Int { records.count }
 
+        /// Keeps the arrays' room for the next batch, unless a backlog made them large.
         mutating func removeAll() {
-            records.removeAll(keepingCapacity: true)
-            callbacks.removeAll(keepingCapacity: true)
+            let keep = records.capacity <= AuditLog.maxBatchSize
+            records.removeAll(keepingCapacity: keep)
+            callbacks.removeAll(keepingCapacity: keep)
         }
     }
 
     private struct State: Sendable {
         var pending = Queued()
+        /// The queue a finished drain emptied, kept with its capacity for the next swap: a
+        /// fresh one per drain regrew its arrays append by append on the loops.
+        var spare = Queued()
         /// Entries in `pending` with a callback: a drain runs while there are any.
         var waitedFor = 0
         /// A drain is scheduled or running; it takes `pending` while `waitedFor > 0`.
@@ -185,13 +190,18 @@ public final class AuditLog: Sendable {
     /// again while a waited-for record is pending (or, the first time, when `everything`).
     /// Leaves records nobody waits for to the next commit or the deferred drain.
     private func drain(everything: Bool) {
-        var taken = Queued()
+        var taken = state.withLock { s in
+            var spare = Queued()
+            swap(&spare, &s.spare)
+            return spare
+        }
         var takeAny = everything
         while true {
             taken.removeAll()
             let arm: Bool = state.withLock { s in
                 if s.pending.isEmpty || (s.waitedFor == 0 && !takeAny) {
                     s.draining = false
+                    swap(&s.spare, &taken)
                     if s.pending.isEmpty { s.waitedFor = 0 }  // a flush's mark with nothing left
                     guard !s.pending.isEmpty, !s.deferredArmed else { return false }
                     s.deferredArmed = true
