@@ -27,6 +27,7 @@ public final class EventLoop: @unchecked Sendable {
     /// no entry (ENOENT) and adds one.
     private var parked: Set<Int32> = []
     private var timers = TimerHeap()
+    private var beforeWaiting: [() -> Void] = []
 
     init(index: Int) {
         self.index = index
@@ -85,6 +86,14 @@ public final class EventLoop: @unchecked Sendable {
         #if DEBUG
         precondition(inLoop, "loop-confined state touched off loop \(index)")
         #endif
+    }
+
+    /// Runs `work` on this loop once the events, timers and tasks at hand are handled, just
+    /// before it waits for more: to batch what one pass over a burst of events produced.
+    /// Call on the loop.
+    public func beforeNextWait(_ work: @escaping () -> Void) {
+        preconditionInLoop()
+        beforeWaiting.append(work)
     }
 
     /// A one-shot timer on this loop. The returned handle owns it: cancel it, or drop it to cancel.
@@ -154,6 +163,11 @@ public final class EventLoop: @unchecked Sendable {
                 fire()
             }
             runTasks()
+            while !beforeWaiting.isEmpty {
+                let work = beforeWaiting
+                beforeWaiting.removeAll(keepingCapacity: true)
+                for item in work { item() }
+            }
         }
     }
 

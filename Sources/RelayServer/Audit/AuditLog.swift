@@ -107,7 +107,13 @@ public final class AuditLog: Sendable {
     /// Queues `record`; returns at once. `committed`, if given, runs once on the audit queue
     /// with the record's seq after its transaction committed, or with the error that made
     /// the batch fail (or `AuditError.closed`). It must not call `flush` or `close`.
-    public func append(_ record: AuditRecord, committed: (@Sendable (Result<Int64, AuditError>) -> Void)? = nil) {
+    ///
+    /// With `startNow: false` a waited-for record does not start a commit by itself: the
+    /// caller promises `kick()` soon (an event loop calls it once per pass over its events,
+    /// so every open row that pass produced shares one commit), and a drain already running
+    /// takes it along anyway.
+    public func append(_ record: AuditRecord, startNow: Bool = true,
+                       committed: (@Sendable (Result<Int64, AuditError>) -> Void)? = nil) {
         let action: AppendAction = state.withLock { s in
             if s.closed { return .rejectClosed }
             s.pending.records.append(record)
@@ -115,6 +121,7 @@ public final class AuditLog: Sendable {
             s.appended += 1
             if committed != nil || s.pending.count >= Self.deferredLimit { s.waitedFor += 1 }
             if s.draining { return .none }
+            if s.waitedFor > 0 && !startNow && committed != nil { return .none }
             if s.waitedFor > 0 {
                 s.draining = true
                 return .startDrain
@@ -135,6 +142,17 @@ public final class AuditLog: Sendable {
                 queue.async { committed(.failure(.closed)) }
             }
         }
+    }
+
+    /// Starts a commit of the waited-for records appended with `startNow: false`, unless one
+    /// is running (it takes them when it finishes its batch) or there are none.
+    public func kick() {
+        let start = state.withLock { s in
+            guard !s.draining, s.waitedFor > 0 else { return false }
+            s.draining = true
+            return true
+        }
+        if start { queue.async { self.drain(everything: false) } }
     }
 
     private func armDeferredDrain() {

@@ -14,7 +14,9 @@ final class AuditSink: Sendable {
     }
 
     /// Appends the row; `committed` (if any) runs on the audit queue once it is durable.
-    func record(_ entry: AuditEntry, identity: SessionIdentity,
+    /// Given the loop `context` it is recorded on, a waited-for row starts its commit when
+    /// that loop has handled the events at hand, together with the others they produced.
+    func record(_ entry: AuditEntry, identity: SessionIdentity, batchingOn context: LoopContext? = nil,
                 committed: (@Sendable (Bool) -> Void)? = nil) {
         let record = AuditRecord(
             event: entry.event, timestampMicros: AuditTimestamp.nowMicros(), session: identity.session,
@@ -26,12 +28,13 @@ final class AuditSink: Sendable {
         let level: RelayLog.Level = entry.decision == .deny || entry.reason.isFailure ? .notice : .info
         logger.log(level, Self.line(entry, identity))
         if let committed {
-            log.append(record) { result in
+            log.append(record, startNow: context == nil) { result in
                 switch result {
                 case .success: committed(true)
                 case .failure: committed(false)
                 }
             }
+            context?.kickAuditBeforeWaiting()
         } else {
             log.append(record)
         }

@@ -265,7 +265,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
             return context.shared.audit.record(entry, identity: identity)
         }
         let loop = context.loop
-        context.shared.audit.record(entry, identity: identity) { [self] committed in
+        context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
             loop.execute { [self] in deliver(committed ? .auditCommitted : .auditFailed) }
         }
     }

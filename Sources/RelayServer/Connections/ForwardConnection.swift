@@ -82,7 +82,7 @@ final class ForwardConnection: @unchecked Sendable {
         let entry = AuditEntry(event: .forwardOpen, decision: .allow, reason: .allowed, target: target,
                                resolved: resolved, rule: rule)
         let loop = context.loop
-        context.shared.audit.record(entry, identity: identity) { [self] committed in
+        context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
             loop.execute { [self] in
                 guard committed else {
                     close(upstreamFD)

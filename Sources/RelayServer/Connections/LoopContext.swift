@@ -21,6 +21,7 @@ final class LoopContext: @unchecked Sendable {
     let scratch: UnsafeMutableRawBufferPointer
     private var tracked: [ObjectIdentifier: IdleTracked] = [:]
     private var sweeper: LoopTimer?
+    private var auditKickArmed = false
 
     init(loop: EventLoop, shared: ServerShared) {
         self.loop = loop
@@ -30,6 +31,18 @@ final class LoopContext: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
+    }
+
+    /// Starts the audit commit of the open rows this pass over the loop's events appended,
+    /// once the pass is done: a burst of accepted connections shares one commit (and one
+    /// wake-up of the audit thread) instead of the first one committing alone.
+    func kickAuditBeforeWaiting() {
+        guard !auditKickArmed else { return }
+        auditKickArmed = true
+        loop.beforeNextWait { [self] in
+            auditKickArmed = false
+            shared.audit.log.kick()
+        }
     }
 
     /// Number of live connections and tunnels on this loop.

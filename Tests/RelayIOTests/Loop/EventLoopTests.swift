@@ -38,6 +38,27 @@ extension RelayIOSuite {
             #expect(order.value == Array(0..<100))
         }
 
+        /// Work deferred with `beforeNextWait` runs after every task of the current pass,
+        /// once, on the loop; work it defers in turn runs before the loop waits as well.
+        @Test func beforeNextWaitRunsAfterThePassAndBeforeWaiting() {
+            let loop = EventLoopGroup(count: 1).next()
+            let order = Shared<[String]>([])
+            let done = Latch<Bool>()
+            loop.execute {
+                loop.beforeNextWait {
+                    order.update { $0.append("deferred") }
+                    loop.beforeNextWait {
+                        order.update { $0.append("deferred again") }
+                        done.set(loop.inLoop)
+                    }
+                }
+                order.update { $0.append("task 1") }
+            }
+            loop.execute { order.update { $0.append("task 2") } }
+            #expect(done.wait() == true)
+            #expect(order.value == ["task 1", "task 2", "deferred", "deferred again"])
+        }
+
         @Test func aTimerFiresOnceOnItsLoop() {
             let loop = EventLoopGroup(count: 1).next()
             let fired = Shared<[UInt64]>([])

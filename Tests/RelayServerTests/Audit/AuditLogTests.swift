@@ -219,6 +219,29 @@ import Testing
         log.close()
     }
 
+    /// A waited-for record appended with `startNow: false` waits for `kick()` (the event
+    /// loop's end of pass), then commits with every other record appended before it.
+    @Test func aDeferredStartCommitsOnKick() throws {
+        let dir = try TempDir()
+        let path = dir.path("audit.db")
+        let log = try AuditLog(path: path, synchronousFull: false)
+        let outcomes = Outcomes()
+        for n in 1...3 {
+            log.append(Records.sample(n), startNow: false, committed: outcomes.callback(n))
+        }
+        usleep(100_000)
+        #expect(outcomes.all.isEmpty, "a deferred start committed without a kick")
+        log.kick()
+        #expect(eventually { outcomes.all.count == 3 })
+        #expect(outcomes.seqs().sorted() == [1, 2, 3])
+        // A kick with nothing waiting starts nothing; flush still commits a deferred record.
+        log.kick()
+        log.append(Records.sample(4), startNow: false) { _ in }
+        log.flush()
+        #expect(try SQL.query(path, "SELECT count(*) AS n FROM audit_events").first?["n"] == .integer(4))
+        log.close()
+    }
+
     @Test func appendAfterCloseFailsWithClosed() throws {
         let dir = try TempDir()
         let path = dir.path("audit.db")
