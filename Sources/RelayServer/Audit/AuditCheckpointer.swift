@@ -20,6 +20,7 @@ final class AuditCheckpointer: @unchecked Sendable {
     /// Opens a second connection to `path` (the writer created the file and chose WAL).
     init(path: String) throws(AuditError) {
         var handle: OpaquePointer?
+        SQLite.configureProcess()
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = SQLite.message(handle)

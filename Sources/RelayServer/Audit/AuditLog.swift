@@ -112,11 +112,14 @@ public final class AuditLog: Sendable {
     /// caller promises `kick()` soon (an event loop calls it once per pass over its events,
     /// so every open row that pass produced shares one commit), and a drain already running
     /// takes it along anyway.
-    public func append(_ record: AuditRecord, startNow: Bool = true,
+    public func append(_ record: consuming AuditRecord, startNow: Bool = true,
                        committed: (@Sendable (Result<Int64, AuditError>) -> Void)? = nil) {
+        // Moved, not copied, into the queue: a copy retained and released every string of
+        // the row on the loop (about half a microsecond a row in a profile of the forward path).
+        var moving: AuditRecord? = consume record
         let action: AppendAction = state.withLock { s in
             if s.closed { return .rejectClosed }
-            s.pending.records.append(record)
+            s.pending.records.append(moving.take()!)
             s.pending.callbacks.append(committed)
             s.appended += 1
             if committed != nil || s.pending.count >= Self.deferredLimit { s.waitedFor += 1 }

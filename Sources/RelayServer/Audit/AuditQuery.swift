@@ -78,6 +78,7 @@ extension AuditLog {
         let since = try checked(since)
         let until = try checked(until)
         var db: OpaquePointer?
+        SQLite.configureProcess()
         let rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
         defer { sqlite3_close_v2(db) }
         guard rc == SQLITE_OK, let db else {

@@ -32,6 +32,7 @@ private struct AuditVerifier {
 
     func verify(path: String) -> AuditVerifyResult {
         var db: OpaquePointer?
+        SQLite.configureProcess()
         let rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
         defer { sqlite3_close_v2(db) }
         guard rc == SQLITE_OK else {

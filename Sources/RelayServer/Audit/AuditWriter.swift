@@ -47,6 +47,7 @@ final class AuditWriter: @unchecked Sendable {
         }
         Glibc.close(fd)
 
+        SQLite.configureProcess()
         var handle: OpaquePointer?
         let rc = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         db = handle

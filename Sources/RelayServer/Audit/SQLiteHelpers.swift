@@ -2,6 +2,14 @@ import CSQLite
 
 /// Small helpers over the SQLite C API that the importer leaves awkward.
 enum SQLite {
+    /// Process-wide settings, applied before the first connection opens (SQLite accepts
+    /// them only before it initializes): see `crelay_sqlite_disable_memory_statistics`.
+    static func configureProcess() {
+        _ = processConfigured
+    }
+
+    private static let processConfigured: Bool = crelay_sqlite_disable_memory_statistics() == SQLITE_OK
+
     /// `SQLITE_TRANSIENT`: the importer drops the macro (it is a cast of -1 to a function
     /// pointer); SQLite copies the bytes before `sqlite3_bind_*` returns.
     static let transient = unsafeBitCast(-1 as Int, to: sqlite3_destructor_type.self)

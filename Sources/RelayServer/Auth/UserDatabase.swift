@@ -41,6 +41,7 @@ final class UserDatabase {
         self.path = path
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         var handle: OpaquePointer?
+        SQLite.configureProcess()
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         db = handle
         guard rc == SQLITE_OK else {
