@@ -21,11 +21,31 @@ extension AuthCrypto {
     /// decode to more than `maxDecodedCount` bytes (checked before any decoding work).
     /// The empty string decodes to no bytes.
     public static func base64Decode(_ text: some StringProtocol, maxDecodedCount: Int) throws(AuthError) -> [UInt8] {
-        try base64Decode(utf8: Array(text.utf8), maxDecodedCount: maxDecodedCount)
+        // Straight from the string's own storage when it has one (every native String).
+        let decoded = text.utf8.withContiguousStorageIfAvailable { encoded -> Result<[UInt8], AuthError> in
+            do throws(AuthError) {
+                return .success(try base64Decode(encoded, maxDecodedCount: maxDecodedCount))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch decoded {
+        case .success(let bytes)?: return bytes
+        case .failure(let error)?: throw error
+        case nil: return try base64Decode(utf8: Array(text.utf8), maxDecodedCount: maxDecodedCount)
+        }
     }
 
     /// `base64Decode(_:maxDecodedCount:)` over the encoded bytes themselves.
     public static func base64Decode(utf8 encoded: [UInt8], maxDecodedCount: Int) throws(AuthError) -> [UInt8] {
+        try encoded.withUnsafeBufferPointer { encoded throws(AuthError) in
+            try base64Decode(encoded, maxDecodedCount: maxDecodedCount)
+        }
+    }
+
+    /// Validates first, then decodes in Swift into the one output array: every login decodes
+    /// a nonce or credentials, and going through EVP_DecodeBlock cost two more copies.
+    private static func base64Decode(_ encoded: UnsafeBufferPointer<UInt8>, maxDecodedCount: Int) throws(AuthError) -> [UInt8] {
         guard encoded.count % 4 == 0 else { throw .badBase64 }
         if encoded.isEmpty { return [] }
         // Without looking at padding, the output is at most 3/4 of the input.
@@ -53,14 +73,26 @@ extension AuthCrypto {
             guard lastData & unusedMask == 0 else { throw .badBase64 }
         }
 
-        var output = [UInt8](repeating: 0, count: upperBound + 1)
-        let written = output.withUnsafeMutableBufferPointer { out in
-            EVP_DecodeBlock(out.baseAddress, encoded, Int32(encoded.count))
+        // Every character is now known to be in the alphabet or final padding (value 0).
+        return [UInt8](unsafeUninitializedCapacity: decodedCount) { out, count in
+            var at = 0
+            var index = 0
+            while index < encoded.count {
+                var group: UInt32 = 0
+                for offset in 0..<4 {
+                    group = group << 6 | UInt32(base64Value(encoded[index + offset]) ?? 0)
+                }
+                var shift: UInt32 = 16
+                while at < decodedCount {
+                    out[at] = UInt8(truncatingIfNeeded: group >> shift)
+                    at += 1
+                    if shift == 0 { break }
+                    shift -= 8
+                }
+                index += 4
+            }
+            count = decodedCount
         }
-        // EVP_DecodeBlock counts padding as zero bytes; the validation above makes any
-        // other result impossible.
-        guard Int(written) == upperBound else { throw .badBase64 }
-        return Array(output[0..<decodedCount])
     }
 
     private static func base64Value(_ byte: UInt8) -> UInt8? {

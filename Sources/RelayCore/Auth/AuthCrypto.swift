@@ -138,15 +138,24 @@ public enum AuthCrypto {
         }
     }
 
-    private static func digest(_ md: OpaquePointer, _ data: [UInt8], length: Int) -> [UInt8] {
+    /// Idle digest contexts: a Digest request hashes twice, and a context reused for the same
+    /// algorithm keeps OpenSSL's per-algorithm state instead of allocating it each time.
+    private static let digestContexts = OpenSSLContextPool(make: {
         guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: \(drainOpenSSLErrors())") }
-        defer { EVP_MD_CTX_free(ctx) }
-        var output = [UInt8](repeating: 0, count: length)
+        return ctx
+    }, free: { EVP_MD_CTX_free($0) })
+
+    private static func digest(_ md: OpaquePointer, _ data: [UInt8], length: Int) -> [UInt8] {
+        let ctx = digestContexts.borrow()
         var written: UInt32 = 0
-        let ok = EVP_DigestInit_ex2(ctx, md, nil) == 1
-            && data.withUnsafeBytes { EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } == 1
-            && output.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(ctx, $0.baseAddress, &written) } == 1
-        guard ok, Int(written) == length else { fatalError("digest failed: \(drainOpenSSLErrors())") }
+        let output = [UInt8](unsafeUninitializedCapacity: length) { out, count in
+            let ok = EVP_DigestInit_ex2(ctx, md, nil) == 1
+                && data.withUnsafeBytes { EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } == 1
+                && EVP_DigestFinal_ex(ctx, out.baseAddress, &written) == 1
+            guard ok, Int(written) == length else { fatalError("digest failed: \(drainOpenSSLErrors())") }
+            count = length
+        }
+        digestContexts.giveBack(ctx)
         return output
     }
 

@@ -52,6 +52,7 @@ public struct DigestAuthenticator: Sendable {
     public let configuration: Configuration
     private let signer: DigestNonceSigner
     private let tracker: NonceCountTracker
+    private let provenSecrets: DigestProvenSecrets
     private let opaque: String
 
     /// An authenticator for `configuration`. The realm must be non-empty printable text and
@@ -65,6 +66,7 @@ public struct DigestAuthenticator: Sendable {
         self.configuration = configuration
         signer = DigestNonceSigner(key: configuration.serverKey)
         tracker = NonceCountTracker(capacity: configuration.trackedNonces)
+        provenSecrets = DigestProvenSecrets(capacity: configuration.trackedNonces)
         // Derived from the key so every instance sharing the key sends the same value.
         let opaqueKey = AuthCrypto.hmacSHA256(key: configuration.serverKey, data: Array("dynrelay digest opaque v1".utf8))
         opaque = AuthCrypto.base64Encode(Array(opaqueKey.prefix(18)))
@@ -87,11 +89,12 @@ public struct DigestAuthenticator: Sendable {
                        method: String,
                        requestTarget: String,
                        now: UInt64,
+                       credentialsVersion: UInt64? = nil,
                        userForUserhash: UserhashLookup = { _, _, _ in nil },
                        ha1: HA1Lookup) -> DigestVerification {
         guard let credentials = try? DigestCredentials(authorization) else { return .failed(reason: .badRequest) }
         return verify(credentials, method: method, requestTarget: requestTarget, now: now,
-                      userForUserhash: userForUserhash, ha1: ha1)
+                      credentialsVersion: credentialsVersion, userForUserhash: userForUserhash, ha1: ha1)
     }
 
     /// Verifies parsed credentials for a request with `method` and `requestTarget` (the
@@ -100,10 +103,16 @@ public struct DigestAuthenticator: Sendable {
     /// `ha1` returns the raw `H(user:realm:password)` for the algorithm, or nil for an
     /// unknown user. `userForUserhash` maps a hex `H(user:realm)` back to the user name;
     /// the default knows none, so userhash logins then fail as `unknown-user`.
+    ///
+    /// With a `credentialsVersion` (what `ha1` answers from; it must change whenever a user
+    /// or password does), an HA1 proven with a still-fresh nonce is reused for the next
+    /// requests on that nonce instead of being looked up again (`DigestProvenSecrets`).
+    /// Without one (a helper answers) every request looks it up.
     public func verify(_ credentials: DigestCredentials,
                        method: String,
                        requestTarget: String,
                        now: UInt64,
+                       credentialsVersion: UInt64? = nil,
                        userForUserhash: UserhashLookup = { _, _, _ in nil },
                        ha1: HA1Lookup) -> DigestVerification {
         let algorithm = credentials.algorithm
@@ -123,7 +132,14 @@ public struct DigestAuthenticator: Sendable {
         } else {
             user = credentials.username
         }
-        let storedHA1 = user.flatMap { ha1($0, configuration.realm, algorithm) }
+        // The nonce is checked now but acted on only once the response proved the password:
+        // a guesser learns nothing from `stale`, and moves no count.
+        let nonceCheck = signer.check(credentials.nonce, now: now, lifetime: configuration.nonceLifetime)
+        var proven: [UInt8]?
+        if let credentialsVersion, let user, case .fresh(let id) = nonceCheck {
+            proven = provenSecrets.ha1(for: id, user: user, algorithm: algorithm, version: credentialsVersion, now: now)
+        }
+        let storedHA1 = proven ?? user.flatMap { ha1($0, configuration.realm, algorithm) }
         if let storedHA1, storedHA1.count != algorithm.digestLength {
             return .failed(reason: .internalError)
         }
@@ -135,12 +151,17 @@ public struct DigestAuthenticator: Sendable {
         guard let user, storedHA1 != nil else { return .failed(reason: .unknownUser) }
         guard matches else { return .failed(reason: .badPassword) }
 
-        switch signer.check(credentials.nonce, now: now, lifetime: configuration.nonceLifetime) {
+        switch nonceCheck {
         case .foreign, .expired:
             return .stale
         case .fresh(let id):
             switch tracker.record(id, count: credentials.nonceCount) {
-            case .accepted: return .ok(user: user)
+            case .accepted:
+                if proven == nil, let credentialsVersion, let storedHA1 {
+                    provenSecrets.remember(storedHA1, for: id, user: user, algorithm: algorithm,
+                                           version: credentialsVersion, expires: now + configuration.nonceLifetime, now: now)
+                }
+                return .ok(user: user)
             case .replayed: return .failed(reason: .replayedNonce)
             case .unknown: return .stale
             }

@@ -1,3 +1,5 @@
+import COpenSSL
+
 /// Identifies one issued Digest nonce by its random part, compactly enough to remember
 /// many of them (`NonceCountTracker`).
 public struct DigestNonceID: Hashable, Sendable {
@@ -52,9 +54,11 @@ public struct DigestNonceSigner: Sendable {
               let raw = try? AuthCrypto.base64Decode(nonce, maxDecodedCount: 48), raw.count == 48
         else { return .foreign }
         let body = Array(raw[0..<24])
-        let mac = Array(raw[24...])
-        let expected = Array(hmac.mac(Self.label, body).prefix(Self.macLength))
-        guard AuthCrypto.constantTimeEquals(mac, expected) else { return .foreign }
+        let expected = hmac.mac(Self.label, body)
+        let macMatches = raw.withUnsafeBytes { raw in
+            expected.withUnsafeBytes { CRYPTO_memcmp(raw.baseAddress! + 24, $0.baseAddress, Self.macLength) == 0 }
+        }
+        guard macMatches else { return .foreign }
         let issuedAt = body[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         guard issuedAt <= now &+ Self.allowedClockSkew else { return .foreign }
         let id = Self.id(of: body)

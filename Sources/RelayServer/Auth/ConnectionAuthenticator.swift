@@ -121,6 +121,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         let verify: @Sendable ([UInt8]?) -> Void = { [shared, source] helperHA1 in
             let verification = digest.verify(
                 credentials, method: request.method, requestTarget: signedTarget, now: ProxyAuthenticator.unixTime(),
+                credentialsVersion: shared.helpers.digest == nil ? store?.generation : nil,
                 userForUserhash: { hash, realm, algorithm in store?.userForUserhash(hash, realm: realm, algorithm: algorithm) },
                 ha1: { user, realm, algorithm in
                     if shared.helpers.digest != nil { return algorithm == .md5 ? helperHA1 : nil }
