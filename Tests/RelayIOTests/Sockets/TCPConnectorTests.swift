@@ -37,6 +37,27 @@ final class SaturatedListener {
     }
 }
 
+/// A plain blocking listening socket the tests accept from by hand.
+private func sideListener() throws -> (fd: Int32, address: SocketAddress) {
+    let side = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard side >= 0, SocketAddress(ip: "127.0.0.1", port: 0)!.withSockAddr({ bind(side, $0, $1) }) == 0,
+          listen(side, 64) == 0
+    else { throw IOError("side listener", errno: errno) }
+    return (side, SocketAddress(ip: "127.0.0.1", port: Peer.localPort(side))!)
+}
+
+/// Wraps `fd` in a StreamSocket on `loop` that appends whatever it reads to `received`.
+private func readingSocket(_ fd: Int32, on loop: EventLoop, into received: Shared<[UInt8]>) -> StreamSocket {
+    let socket = StreamSocket(fd: fd, loop: loop)
+    socket.startReading {
+        var buffer = [UInt8](repeating: 0, count: 16)
+        if case .bytes(let count) = buffer.withUnsafeMutableBytes({ socket.read(into: $0) }) {
+            received.update { $0 += buffer[..<count] }
+        }
+    }
+    return socket
+}
+
 extension RelayIOSuite {
     @Suite struct TCPConnectorTests {
         let group = EventLoopGroup(count: 1)
@@ -79,11 +100,8 @@ extension RelayIOSuite {
             let listener = try TCPListener.bind(SocketAddress(ip: "127.0.0.1", port: 0)!)
             defer { listener.stop() }
             listener.start(on: group.loops[0]) { fd, _ in close(fd) }
-            let side = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let (side, sideAddress) = try sideListener()
             defer { close(side) }
-            #expect(SocketAddress(ip: "127.0.0.1", port: 0)!.withSockAddr { bind(side, $0, $1) } == 0)
-            #expect(listen(side, 64) == 0)
-            let sideAddress = SocketAddress(ip: "127.0.0.1", port: Peer.localPort(side))!
             let loop = group.next()
             var reused = 0
             for round in 0..<20 {
@@ -96,14 +114,8 @@ extension RelayIOSuite {
                     // The lowest free number is the one just closed.
                     guard case .success(let fresh) = Peer.connect(to: sideAddress) else { return handedOver.set(false) }
                     _ = fcntl(fresh, F_SETFL, fcntl(fresh, F_GETFL) | O_NONBLOCK)
-                    let socket = StreamSocket(fd: fresh, loop: loop)
+                    let socket = readingSocket(fresh, on: loop, into: received)
                     next.update { $0 = socket }
-                    socket.startReading {
-                        var buffer = [UInt8](repeating: 0, count: 16)
-                        if case .bytes(let count) = buffer.withUnsafeMutableBytes({ socket.read(into: $0) }) {
-                            received.update { $0 += buffer[..<count] }
-                        }
-                    }
                     handedOver.set(fd == fresh)
                 }
                 let sameNumber = try #require(handedOver.wait() as Bool?)
@@ -123,11 +135,8 @@ extension RelayIOSuite {
         /// A connected socket keeps its disabled one-shot epoll entry (parked) for its next
         /// registration, which re-arms it: the new owner must get read events and the data.
         @Test func aHandedOverSocketRegisteredAgainGetsItsEvents() throws {
-            let side = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let (side, sideAddress) = try sideListener()
             defer { close(side) }
-            #expect(SocketAddress(ip: "127.0.0.1", port: 0)!.withSockAddr { bind(side, $0, $1) } == 0)
-            #expect(listen(side, 64) == 0)
-            let sideAddress = SocketAddress(ip: "127.0.0.1", port: Peer.localPort(side))!
             let loop = group.next()
             for round in 0..<5 {
                 let received = Shared<[UInt8]>([])
@@ -135,14 +144,7 @@ extension RelayIOSuite {
                 let connected = Latch<Bool>()
                 _ = TCPConnector.connect(to: sideAddress, on: loop, timeout: .seconds(5)) { result in
                     guard case .success(let fd) = result else { return connected.set(false) }
-                    let socket = StreamSocket(fd: fd, loop: loop)
-                    owner.update { $0 = socket }
-                    socket.startReading {
-                        var buffer = [UInt8](repeating: 0, count: 16)
-                        if case .bytes(let count) = buffer.withUnsafeMutableBytes({ socket.read(into: $0) }) {
-                            received.update { $0 += buffer[..<count] }
-                        }
-                    }
+                    owner.update { $0 = readingSocket(fd, on: loop, into: received) }
                     connected.set(true)
                 }
                 try #require(connected.wait() == true)
