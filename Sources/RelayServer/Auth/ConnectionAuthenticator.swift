@@ -320,10 +320,18 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     }
 
     /// `1.2.3.4:5678` → `1.2.3.4`; `[::1]:5678` → `::1`.
+    /// `address` without its `:port` and an IPv6 literal without its brackets. Scans the
+    /// UTF-8 bytes: it runs once per connection, and `Character` scanning cost most of a
+    /// microsecond.
     static func host(of address: String) -> String {
-        guard let colon = address.lastIndex(of: ":") else { return address }
-        var host = address[..<colon]
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
-        return String(host)
+        let utf8 = address.utf8
+        guard let colon = utf8.lastIndex(of: UInt8(ascii: ":")) else { return address }
+        var start = utf8.startIndex
+        var end = colon
+        if colon > start, utf8[start] == UInt8(ascii: "["), utf8[utf8.index(before: colon)] == UInt8(ascii: "]") {
+            start = utf8.index(after: start)
+            end = utf8.index(before: colon)
+        }
+        return String(address[start..<max(start, end)])
     }
 }

@@ -68,6 +68,17 @@ import Testing
         return nil
     }
 
+    /// Lockouts count the client's host: the port and an IPv6 literal's brackets go.
+    @Test func theLockoutSourceIsTheClientHost() {
+        #expect(ConnectionAuthenticator.host(of: "127.0.0.1:54321") == "127.0.0.1")
+        #expect(ConnectionAuthenticator.host(of: "[::1]:8080") == "::1")
+        #expect(ConnectionAuthenticator.host(of: "[fe80::1]:1") == "fe80::1")
+        #expect(ConnectionAuthenticator.host(of: "no-port") == "no-port")
+        #expect(ConnectionAuthenticator.host(of: ":5") == "")
+        #expect(ConnectionAuthenticator.host(of: "[]:5") == "")
+        #expect(ConnectionAuthenticator.host(of: "[:5") == "[")
+    }
+
     @Test func noCredentialsGetEveryChallengeStrongestFirst() throws {
         let shared = try Self.authenticator(CountingStore())
         let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
