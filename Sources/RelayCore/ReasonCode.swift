@@ -61,6 +61,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
 
     // Resources and time.
     case overloaded = "overloaded"
+    /// The audit trail's queue is full (the disk stalls): new connections are refused and,
+    /// to keep memory bounded, counted instead of recorded one by one.
+    case auditBacklog = "audit-backlog"
     case headerTimeout = "header-timeout"
     case idleTimeout = "idle-timeout"
     case clientReset = "client-reset"
@@ -91,7 +94,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
         case .authUnavailable: return 503
         case .resolveFailed, .upstreamRefused, .upstreamUnreachable, .badUpstreamResponse: return 502
         case .upstreamTimeout: return 504
-        case .overloaded: return 503
+        case .overloaded, .auditBacklog: return 503
         case .headerTimeout: return 408
         case .internalError: return 500
         }

@@ -104,8 +104,10 @@ public final class RelayServer: Sendable {
 
     /// Runs on the loop that accepted, which keeps the connection.
     private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String, on context: LoopContext) {
+        let limits = shared.settings.limits
+        guard admitWhileAuditKeepsUp(fd, listener: listener, limits: limits, httpAnswer: true) else { return }
         let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
-        guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
+        guard shared.admitConnection(limit: limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: true)
         }
         ClientConnection(context: context, fd: fd, identity: identity).start()
@@ -113,19 +115,48 @@ public final class RelayServer: Sendable {
 
     private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective,
                                target: String, on context: LoopContext) {
+        let limits = shared.settings.limits
+        guard admitWhileAuditKeepsUp(fd, listener: listener, limits: limits, httpAnswer: false) else { return }
         let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
-        guard shared.admitConnection(limit: shared.settings.limits.maxConnections) else {
+        guard shared.admitConnection(limit: limits.maxConnections) else {
             return refuseOverloaded(fd, identity: identity, httpAnswer: false)
         }
         ForwardConnection(context: context, fd: fd, forward: forward, target: target, identity: identity).start()
     }
 
+    /// With `audit-backlog` rows or more waiting for their commit (the disk stalls under a
+    /// flood of connections), a new connection is refused (`503 audit-backlog`, a close) and
+    /// counted instead of recorded, so the queue stops growing; auditd's backlog limit makes
+    /// the same trade. The first connection admitted afterwards records one row with the
+    /// count. False when `fd` was refused (and closed).
+    private func admitWhileAuditKeepsUp(_ fd: Int32, listener: String, limits: RelayLimits, httpAnswer: Bool) -> Bool {
+        let backlog = shared.audit.log.pendingCount
+        guard backlog < limits.maxAuditBacklog else {
+            if httpAnswer { sendBestEffort(fd, ProxyResponses.refusal(.auditBacklog)) }
+            close(fd)
+            if shared.countUnrecordedRefusal() {
+                logger.log(.notice, "audit backlog of \(backlog) rows: refusing new connections, counted until it drains")
+            }
+            return false
+        }
+        let refused = shared.takeUnrecordedRefusals()
+        if refused > 0 {
+            let identity = SessionIdentity(session: shared.sessionIDs.next(), client: "*", listener: listener)
+            shared.audit.record(AuditEntry(event: .refused, decision: .deny, reason: .auditBacklog, status: 503,
+                                           reasonDetail: "\(refused) connections refused while the audit queue was full"),
+                                identity: identity)
+        }
+        return true
+    }
+
+    /// A refusal written once without waiting: the accept path never blocks on a client.
+    private func sendBestEffort(_ fd: Int32, _ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { crelay_send_nosignal(fd, $0.baseAddress, $0.count) }
+    }
+
     /// Over the connection limit: a best-effort `503` (never blocking the accept queue), a row, a close.
     private func refuseOverloaded(_ fd: Int32, identity: SessionIdentity, httpAnswer: Bool) {
-        if httpAnswer {
-            let refusal = ProxyResponses.refusal(.overloaded)
-            _ = refusal.withUnsafeBytes { crelay_send_nosignal(fd, $0.baseAddress, $0.count) }
-        }
+        if httpAnswer { sendBestEffort(fd, ProxyResponses.refusal(.overloaded)) }
         close(fd)
         shared.audit.record(AuditEntry(event: .refused, decision: .deny, reason: .overloaded, status: httpAnswer ? 503 : nil),
                             identity: identity)

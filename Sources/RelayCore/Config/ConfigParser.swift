@@ -160,6 +160,11 @@ private struct ConfigParseSession {
             try setOnce(directive.text, here)
             limits.maxConnections = try count(args[0], at(args[0]), for: directive.text, range: 1...1_000_000)
 
+        case "audit-backlog":
+            try expect(1, usage: "N")
+            try setOnce(directive.text, here)
+            limits.maxAuditBacklog = try count(args[0], at(args[0]), for: directive.text, range: 10...10_000_000)
+
         case "header-timeout", "connect-timeout", "idle-timeout", "drain-timeout":
             try expect(1, usage: "DURATION")
             try setOnce(directive.text, here)

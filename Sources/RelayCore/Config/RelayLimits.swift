@@ -6,11 +6,16 @@ public struct RelayLimits: Sendable, Equatable {
     public var maxHeaders: Int
     /// Most accepted client connections over all listeners.
     public var maxConnections: Int
+    /// Most audit rows waiting for their commit before new connections are refused: the
+    /// queue's memory stays bounded when the disk stalls under a flood of connections.
+    public var maxAuditBacklog: Int
 
     /// The defaults from the contract unless overridden.
-    public init(maxRequestHead: Int = 32768, maxHeaders: Int = 100, maxConnections: Int = 10000) {
+    public init(maxRequestHead: Int = 32768, maxHeaders: Int = 100, maxConnections: Int = 10000,
+                maxAuditBacklog: Int = 100_000) {
         self.maxRequestHead = maxRequestHead
         self.maxHeaders = maxHeaders
         self.maxConnections = maxConnections
+        self.maxAuditBacklog = maxAuditBacklog
     }
 }

@@ -21,6 +21,10 @@ final class ServerShared: Sendable {
     private let current: Mutex<RuntimeSettings>
     private let generation = Atomic<UInt64>(0)
     private let active = Atomic<Int>(0)
+    /// Connections refused because the audit queue was full, not yet in a row of their own.
+    private let unrecordedRefusals = Atomic<Int>(0)
+    /// Monotonic second of the last "audit backlog full" log line, so a flood logs once a second.
+    private let backlogNoticeSecond = Atomic<UInt64>(0)
 
     init(settings: RuntimeSettings, resolver: Resolver, audit: AuditSink, logger: RelayLog) {
         self.current = Mutex(settings)
@@ -55,6 +59,20 @@ final class ServerShared: Sendable {
                 return true
             }
         }
+    }
+
+    /// Counts a connection refused unrecorded; true when this second has no log line yet.
+    func countUnrecordedRefusal() -> Bool {
+        unrecordedRefusals.add(1, ordering: .relaxed)
+        let second = monotonicNanos() / 1_000_000_000
+        let last = backlogNoticeSecond.load(ordering: .relaxed)
+        return last != second && backlogNoticeSecond.compareExchange(expected: last, desired: second, ordering: .relaxed).exchanged
+    }
+
+    /// The refusals counted since the last call (one atomic exchange; 0 nearly always).
+    func takeUnrecordedRefusals() -> Int {
+        guard unrecordedRefusals.load(ordering: .relaxed) > 0 else { return 0 }
+        return unrecordedRefusals.exchange(0, ordering: .relaxed)
     }
 
     func connectionClosed() {

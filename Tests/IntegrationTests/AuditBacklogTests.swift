@@ -1,0 +1,85 @@
+import CSQLite
+import Foundation
+import Testing
+
+/// Another process's SQLite write transaction on the trail: the relay's writer waits for it
+/// (up to its busy timeout), as it would for a disk that stalls.
+final class AuditWriteLock {
+    private var db: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+              sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
+        else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw HarnessError("lock \(path): \(message)")
+        }
+    }
+
+    func release() {
+        guard let db else { return }
+        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+        sqlite3_close_v2(db)
+        self.db = nil
+    }
+
+    deinit { release() }
+}
+
+extension IntegrationSuite {
+    @Suite("audit backlog")
+    struct AuditBacklogTests {
+        /// While `audit-backlog` rows wait for a commit, new connections get `503
+        /// audit-backlog` and are counted rather than queued; once the queue drains, the
+        /// next admitted connection records the count in one row. An open tunnel is unaffected.
+        @Test("a full audit queue refuses new connections, counts them, and records the count after it drains")
+        func fullQueueRefusesAndCounts() throws {
+            let echo = try EchoServer()
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(echo.port)", "audit-backlog 10"]))
+            defer { relay.stop() }
+            let healthy = try HealthyTunnel(relay: relay, echo: echo)
+            defer { healthy.socket.close() }
+
+            let lock = try AuditWriteLock(path: relay.auditPath)
+            var refusedForBacklog = 0
+            var refusedForRule = 0
+            // Each refusal of an unregistered target queues one row that cannot commit now.
+            for _ in 0..<40 {
+                let (socket, response) = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "unregistered.example:443")
+                socket.close()
+                if response.status == 503 {
+                    Expect.refusal(response, status: 503, reason: "audit-backlog")
+                    refusedForBacklog += 1
+                } else {
+                    #expect(response.status == 403, "got \(response.statusLine)")
+                    refusedForRule += 1
+                }
+            }
+            #expect(refusedForRule <= 12, "the queue grew past its bound: \(refusedForRule) rows queued")
+            #expect(refusedForBacklog >= 28)
+            try healthy.roundTrip(count: 4096)
+            lock.release()
+
+            // The queue drains; the first connection admitted afterwards records the count.
+            var admitted = false
+            let deadline = Date().addingTimeInterval(10)
+            while !admitted && Date() < deadline {
+                let (socket, response) = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "unregistered.example:443")
+                socket.close()
+                if response.status == 403 { admitted = true } else { refusedForBacklog += 1; usleep(20_000) }
+            }
+            #expect(admitted, "the relay never admitted a connection after the lock was released")
+            let rows = relay.audit.waitForEvents(where: "event = 'refused' AND reason LIKE 'audit-backlog:%'")
+            #expect(rows.count == 1, "audit:\n\(relay.audit.dump())")
+            #expect(rows.first?["reason"] == "audit-backlog: \(refusedForBacklog) connections refused while the audit queue was full")
+            #expect(rows.first?["status"] == "503")
+            #expect(rows.first?["client"] == "*")
+            let ruleRows = relay.audit.waitForEvents(where: "reason = 'not-registered'", count: refusedForRule + 1)
+            #expect(ruleRows.count == refusedForRule + 1, "every admitted refusal keeps its own row")
+            Expect.unaffected(relay, healthy)
+            let verify = try RelayBinary.run(["audit", "verify", "--db", relay.auditPath])
+            #expect(verify.status == 0, "stderr: \(verify.stderr)")
+        }
+    }
+}
