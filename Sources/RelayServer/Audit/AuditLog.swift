@@ -75,6 +75,8 @@ public final class AuditLog: Sendable {
     }
 
     private let state = Mutex(State())
+    /// `appended - processed`, mirrored outside the lock: every accepted connection reads it.
+    private let pending = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "dynrelay.audit")
     private let writer: AuditWriter
     private let checkpointer: AuditCheckpointer
@@ -122,6 +124,7 @@ public final class AuditLog: Sendable {
             s.pending.records.append(moving.take()!)
             s.pending.callbacks.append(committed)
             s.appended += 1
+            pending.add(1, ordering: .relaxed)
             if committed != nil || s.pending.count >= Self.deferredLimit { s.waitedFor += 1 }
             if s.draining { return .none }
             if s.waitedFor > 0 && !startNow && committed != nil { return .none }
@@ -173,7 +176,7 @@ public final class AuditLog: Sendable {
     /// Records appended but not yet through their batch (queued or being written). The queue
     /// has no bound of its own: metrics and overload decisions read this to keep it bounded.
     public var pendingCount: Int {
-        state.withLock { Int(truncatingIfNeeded: $0.appended &- $0.processed) }
+        pending.load(ordering: .relaxed)
     }
 
     /// Blocks until every record appended before this call is committed (or failed) and its
@@ -247,6 +250,7 @@ public final class AuditLog: Sendable {
                 }
                 let ready: [DispatchSemaphore] = state.withLock { s in
                     s.processed += UInt64(end - start)
+                    pending.subtract(end - start, ordering: .relaxed)
                     let processed = s.processed
                     let ready = s.waiters.filter { $0.ticket <= processed }.map(\.semaphore)
                     s.waiters.removeAll { $0.ticket <= processed }
