@@ -8,7 +8,10 @@ import Synchronization
 /// takes everything pending and writes it in transactions of at most `maxBatchSize` rows
 /// (group commit), one `BEGIN IMMEDIATE … COMMIT` each, then reports every record's seq
 /// (or the batch's error) through its callback. A failed batch stores nothing, keeps seq
-/// gapless and leaves the writer running for the next batch.
+/// gapless and leaves the writer running for the next batch. Its records that nobody waits
+/// for (close and refusal rows) are tried again, each on its own, `retryDelay` later, up to
+/// `maxAttempts` times: a stall of the disk or another process's lock loses none of them,
+/// and a row that can never be stored cannot take the others with it.
 ///
 /// A record someone waits for (one with a `committed` callback: an open row holds back its
 /// tunnel's first byte) starts a commit at once. A record nobody waits for (close and refusal
@@ -26,6 +29,12 @@ public final class AuditLog: Sendable {
     /// This many records waiting without a callback start a commit of their own.
     static let deferredLimit = 256
 
+    /// Writes of a record nobody waits for before it is given up (`droppedCount`).
+    static let maxAttempts: UInt8 = 3
+
+    /// The pause before records of a failed batch are tried again.
+    static let retryDelay: DispatchTimeInterval = .milliseconds(100)
+
     /// The database file this log writes.
     public let path: String
 
@@ -36,6 +45,8 @@ public final class AuditLog: Sendable {
     private struct Queued: Sendable {
         var records: [AuditRecord] = []
         var callbacks: [Callback?] = []
+        /// Failed writes so far; records tried again sit at the front of `pending`.
+        var attempts: [UInt8] = []
 
         var isEmpty: Bool { records.isEmpty }
         var count: Int { records.count }
@@ -45,6 +56,20 @@ public final class AuditLog: Sendable {
             let keep = records.capacity <= AuditLog.maxBatchSize
             records.removeAll(keepingCapacity: keep)
             callbacks.removeAll(keepingCapacity: keep)
+            attempts.removeAll(keepingCapacity: keep)
+        }
+
+        mutating func append(_ record: AuditRecord, _ callback: Callback?, attempts attempt: UInt8) {
+            records.append(record)
+            callbacks.append(callback)
+            attempts.append(attempt)
+        }
+
+        /// Puts `front` before everything queued, keeping both orders.
+        mutating func prepend(_ front: Queued) {
+            records.insert(contentsOf: front.records, at: 0)
+            callbacks.insert(contentsOf: front.callbacks, at: 0)
+            attempts.insert(contentsOf: front.attempts, at: 0)
         }
     }
 
@@ -62,8 +87,10 @@ public final class AuditLog: Sendable {
         var closed = false
         /// Records accepted by `append`; a flush waits until `processed` reaches its ticket.
         var appended: UInt64 = 0
-        /// Records whose batch finished (committed or failed) and whose callbacks ran.
+        /// Records committed, or failed with a callback (which ran), or given up.
         var processed: UInt64 = 0
+        /// Records nobody waited for, given up after `maxAttempts` failed writes.
+        var dropped: UInt64 = 0
         var waiters: [(ticket: UInt64, semaphore: DispatchSemaphore)] = []
     }
 
@@ -81,17 +108,21 @@ public final class AuditLog: Sendable {
     private let writer: AuditWriter
     private let checkpointer: AuditCheckpointer
 
-    /// Opens or creates the database at `path` (mode 0600, WAL, the `audit_events` table and
-    /// its `ts` index) and continues the chain from its last row.
+    /// Opens or creates the database at `path` (mode 0600, WAL, the `audit_events` table) and
+    /// continues the chain from its last row.
     ///
     /// - Parameters:
     ///   - synchronousFull: `PRAGMA synchronous=FULL` (each commit survives power loss) when
     ///     true, `NORMAL` (survives a process crash; the last commits may be lost on power
     ///     loss) when false.
     ///   - hashKey: nil chains with SHA-256; a non-empty key with HMAC-SHA-256.
-    public init(path: String, synchronousFull: Bool = true, hashKey: [UInt8]? = nil) throws(AuditError) {
+    ///   - busyTimeoutMillis: how long a commit waits for another process's write lock
+    ///     before its batch fails.
+    public init(path: String, synchronousFull: Bool = true, hashKey: [UInt8]? = nil,
+                busyTimeoutMillis: Int32 = 5_000) throws(AuditError) {
         self.path = path
-        writer = try AuditWriter(path: path, synchronousFull: synchronousFull, hashKey: hashKey)
+        writer = try AuditWriter(path: path, synchronousFull: synchronousFull, hashKey: hashKey,
+                                 busyTimeoutMillis: busyTimeoutMillis)
         do {
             checkpointer = try AuditCheckpointer(path: path)
         } catch {
@@ -121,8 +152,7 @@ public final class AuditLog: Sendable {
         var moving: AuditRecord? = consume record
         let action: AppendAction = state.withLock { s in
             if s.closed { return .rejectClosed }
-            s.pending.records.append(moving.take()!)
-            s.pending.callbacks.append(committed)
+            s.pending.append(moving.take()!, committed, attempts: 0)
             s.appended += 1
             pending.add(1, ordering: .relaxed)
             if committed != nil || s.pending.count >= Self.deferredLimit { s.waitedFor += 1 }
@@ -161,8 +191,8 @@ public final class AuditLog: Sendable {
         if start { queue.async { self.drain(everything: false) } }
     }
 
-    private func armDeferredDrain() {
-        queue.asyncAfter(deadline: .now() + Self.deferredCommitDelay) {
+    private func armDeferredDrain(after delay: DispatchTimeInterval = AuditLog.deferredCommitDelay) {
+        queue.asyncAfter(deadline: .now() + delay) {
             let start = self.state.withLock { s in
                 s.deferredArmed = false
                 guard !s.draining, !s.pending.isEmpty else { return false }
@@ -177,6 +207,11 @@ public final class AuditLog: Sendable {
     /// has no bound of its own: metrics and overload decisions read this to keep it bounded.
     public var pendingCount: Int {
         pending.load(ordering: .relaxed)
+    }
+
+    /// Records nobody waited for that were given up after `maxAttempts` failed writes.
+    public var droppedCount: UInt64 {
+        state.withLock { $0.dropped }
     }
 
     /// Blocks until every record appended before this call is committed (or failed) and its
@@ -242,15 +277,34 @@ public final class AuditLog: Sendable {
             }
 
             var start = 0
+            var retry = Queued()
             while start < taken.count {
-                let end = min(start + Self.maxBatchSize, taken.count)
+                // A record that failed before is written on its own, so a row that can never be
+                // stored (a constraint, a trigger) does not take the others with it. Retried
+                // records sit at the front of the queue, before every fresh one.
+                let end = taken.attempts[start] > 0 ? start + 1 : min(start + Self.maxBatchSize, taken.count)
                 let result = taken.records.withUnsafeBufferPointer { writer.write(UnsafeBufferPointer(rebasing: $0[start..<end])) }
                 for index in start..<end {
                     taken.callbacks[index]?(result.map { $0 + Int64(index - start) })
                 }
+                var requeued = 0
+                var dropped = 0
+                if case .failure = result {
+                    // A waited-for record's failure went to its stream; the others try again.
+                    for index in start..<end where taken.callbacks[index] == nil {
+                        if taken.attempts[index] + 1 < Self.maxAttempts {
+                            retry.append(taken.records[index], nil, attempts: taken.attempts[index] + 1)
+                            requeued += 1
+                        } else {
+                            dropped += 1
+                        }
+                    }
+                }
+                let finished = end - start - requeued
                 let ready: [DispatchSemaphore] = state.withLock { s in
-                    s.processed += UInt64(end - start)
-                    pending.subtract(end - start, ordering: .relaxed)
+                    s.processed += UInt64(finished)
+                    s.dropped += UInt64(dropped)
+                    pending.subtract(finished, ordering: .relaxed)
                     let processed = s.processed
                     let ready = s.waiters.filter { $0.ticket <= processed }.map(\.semaphore)
                     s.waiters.removeAll { $0.ticket <= processed }
@@ -258,6 +312,22 @@ public final class AuditLog: Sendable {
                 }
                 for semaphore in ready { semaphore.signal() }
                 start = end
+            }
+            guard !retry.isEmpty else { continue }
+            // Back off before trying again, unless a stream waits for a commit now.
+            let (backOff, armRetry): (Bool, Bool) = state.withLock { s in
+                s.pending.prepend(retry)
+                guard s.waitedFor == 0 else { return (false, false) }
+                s.draining = false
+                taken.removeAll()
+                swap(&s.spare, &taken)
+                guard !s.deferredArmed else { return (true, false) }
+                s.deferredArmed = true
+                return (true, true)
+            }
+            if backOff {
+                if armRetry { armDeferredDrain(after: Self.retryDelay) }
+                return
             }
         }
     }

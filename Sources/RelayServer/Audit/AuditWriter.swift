@@ -31,7 +31,9 @@ final class AuditWriter: @unchecked Sendable {
 
     static let busyTimeoutMillis: Int32 = 5_000
 
-    init(path: String, synchronousFull: Bool, hashKey: [UInt8]?) throws(AuditError) {
+    /// `busyTimeoutMillis`: how long a commit waits for another process's write lock.
+    init(path: String, synchronousFull: Bool, hashKey: [UInt8]?,
+         busyTimeoutMillis: Int32 = AuditWriter.busyTimeoutMillis) throws(AuditError) {
         // An empty key is a configuration mistake (an empty credential file), not a request
         // for an unkeyed chain: refuse it instead of silently weakening the trail.
         if hashKey?.isEmpty == true {
@@ -57,7 +59,7 @@ final class AuditWriter: @unchecked Sendable {
             throw error
         }
         do throws(AuditError) {
-            try configure(synchronousFull: synchronousFull)
+            try configure(synchronousFull: synchronousFull, busyTimeoutMillis: busyTimeoutMillis)
             try prepareStatements()
             tailMicros = try readTail().2
         } catch {
@@ -71,9 +73,9 @@ final class AuditWriter: @unchecked Sendable {
         row.deallocate()
     }
 
-    private func configure(synchronousFull: Bool) throws(AuditError) {
+    private func configure(synchronousFull: Bool, busyTimeoutMillis: Int32) throws(AuditError) {
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, Self.busyTimeoutMillis)
+        sqlite3_busy_timeout(db, busyTimeoutMillis)
         let mode = try queryText("PRAGMA journal_mode=WAL")
         guard mode == "wal" else {
             throw AuditError(code: AuditError.Code.open, message: "journal_mode is \(mode ?? "unknown"), WAL refused")

@@ -219,6 +219,53 @@ import Testing
         log.close()
     }
 
+    /// Rows nobody waits for survive a batch that could not commit: here another process
+    /// holds SQLite's write lock past the writer's busy timeout, then lets go.
+    @Test func rowsOfABatchThatCouldNotCommitAreWrittenLater() throws {
+        let dir = try TempDir()
+        let path = dir.path("audit.db")
+        let log = try AuditLog(path: path, synchronousFull: false, busyTimeoutMillis: 30)
+        log.append(Records.sample(1))
+        log.flush()
+        let lock = try SQLWriteLock(path)
+        for n in 2...6 { log.append(Records.sample(n)) }
+        usleep(60_000)  // the deferred commit of 2...6 has failed once by now
+        lock.release()
+        log.flush()
+        #expect(log.droppedCount == 0)
+        #expect(log.pendingCount == 0)
+        let sessions = try SQL.query(path, "SELECT session FROM audit_events ORDER BY seq").map { $0["session"]!.string! }
+        #expect(sessions == (1...6).map { "s-\($0)" }, "every row, in the order appended")
+        log.close()
+        #expect(AuditLog.verify(path: path) == .ok(records: 6))
+    }
+
+    /// A row that can never be stored is given up after its attempts, alone: the rows of
+    /// its batch are retried one by one and stored.
+    @Test func aRowThatCanNeverBeStoredIsDroppedAlone() throws {
+        let dir = try TempDir()
+        let path = dir.path("audit.db")
+        let log = try AuditLog(path: path, synchronousFull: false)
+        log.append(Records.sample(1))
+        log.flush()
+        try SQL.exec(path, """
+            CREATE TRIGGER refuse_boom BEFORE INSERT ON audit_events WHEN NEW.target = 'boom'
+            BEGIN SELECT RAISE(ABORT, 'boom refused'); END;
+            """)
+        var poisoned = Records.sample(3)
+        poisoned.target = "boom"
+        log.append(Records.sample(2))
+        log.append(poisoned)
+        log.append(Records.sample(4))
+        log.flush()
+        #expect(log.droppedCount == 1)
+        #expect(log.pendingCount == 0)
+        let sessions = try SQL.query(path, "SELECT session FROM audit_events ORDER BY seq").map { $0["session"]!.string! }
+        #expect(sessions == ["s-1", "s-2", "s-4"])
+        log.close()
+        #expect(AuditLog.verify(path: path) == .ok(records: 3))
+    }
+
     /// A waited-for record appended with `startNow: false` waits for `kick()` (the event
     /// loop's end of pass), then commits with every other record appended before it.
     @Test func aDeferredStartCommitsOnKick() throws {
