@@ -81,5 +81,36 @@ extension IntegrationSuite {
             let verify = try RelayBinary.run(["audit", "verify", "--db", relay.auditPath])
             #expect(verify.status == 0, "stderr: \(verify.stderr)")
         }
+
+        /// A row that can never be stored (here a trigger someone added refuses it) is given
+        /// up after its attempts, alone, and the log says so; the rows around it are stored.
+        @Test("a row the database refuses for good is given up alone and logged")
+        func aRefusedRowIsGivenUpAndLogged() throws {
+            let relay = try RelayProcess(config: RelayConfigText.proxy([]))
+            defer { relay.stop() }
+            _ = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "before.example:443")
+            _ = relay.audit.waitForEvents(where: "target = 'before.example:443'")
+            var db: OpaquePointer?
+            try #require(sqlite3_open_v2(relay.auditPath, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
+            sqlite3_busy_timeout(db, 5000)
+            let created = sqlite3_exec(db, """
+                CREATE TRIGGER refuse_poison BEFORE INSERT ON audit_events WHEN NEW.target = 'poison.example:443'
+                BEGIN SELECT RAISE(ABORT, 'poison refused'); END
+                """, nil, nil, nil)
+            sqlite3_close_v2(db)
+            try #require(created == SQLITE_OK)
+            for host in ["poison.example", "after.example"] {
+                let (socket, response) = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "\(host):443")
+                socket.close()
+                Expect.refusal(response, status: 403, reason: "not-registered")
+            }
+            #expect(relay.audit.waitForEvents(where: "target = 'after.example:443'").count == 1,
+                    "audit:\n\(relay.audit.dump())")
+            let deadline = Date().addingTimeInterval(10)
+            while !relay.stderr.contains("audit: 1 rows could not be stored") && Date() < deadline { usleep(50_000) }
+            #expect(relay.stderr.contains("audit: 1 rows could not be stored after 3 attempts"), "stderr:\n\(relay.stderr)")
+            #expect(try relay.audit.query("SELECT seq FROM audit_events WHERE target = 'poison.example:443'").isEmpty)
+            #expect(relay.isAlive)
+        }
     }
 }

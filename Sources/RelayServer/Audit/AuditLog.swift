@@ -30,7 +30,7 @@ public final class AuditLog: Sendable {
     static let deferredLimit = 256
 
     /// Writes of a record nobody waits for before it is given up (`droppedCount`).
-    static let maxAttempts: UInt8 = 3
+    public static let maxAttempts: UInt8 = 3
 
     /// The pause before records of a failed batch are tried again.
     static let retryDelay: DispatchTimeInterval = .milliseconds(100)

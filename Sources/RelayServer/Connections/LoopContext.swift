@@ -22,6 +22,7 @@ final class LoopContext: @unchecked Sendable {
     private var tracked: [ObjectIdentifier: IdleTracked] = [:]
     private var sweeper: LoopTimer?
     private var auditKickArmed = false
+    private var reportedDroppedRows: UInt64 = 0
 
     init(loop: EventLoop, shared: ServerShared) {
         self.loop = loop
@@ -77,6 +78,16 @@ final class LoopContext: @unchecked Sendable {
         for item in Array(tracked.values) where now &- item.lastActivity > idleNanos {
             item.idleTimedOut()
         }
+        if loop.index == 0 { reportDroppedAuditRows() }
+    }
+
+    /// Audit rows given up after their attempts are rare and serious: the first loop's sweep
+    /// says so in the log, once per second at most.
+    private func reportDroppedAuditRows() {
+        let dropped = shared.audit.log.droppedCount
+        guard dropped > reportedDroppedRows else { return }
+        shared.logger.log(.error, "audit: \(dropped - reportedDroppedRows) rows could not be stored after \(AuditLog.maxAttempts) attempts (\(dropped) since start)")
+        reportedDroppedRows = dropped
     }
 
     func abortAll() {
