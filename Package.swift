@@ -23,10 +23,12 @@ let package = Package(
         .executableTarget(name: "dynrelay", dependencies: ["RelayServer"]),
         // The throwaway MIT KDC (ENGINEERING.md trap 9), shared by the server and integration tests.
         .target(name: "KerberosTestSupport", path: "Tests/KerberosTestSupport"),
+        // Another process's SQLite write lock, shared by the server and integration tests.
+        .target(name: "SQLiteTestSupport", dependencies: ["CSQLite"], path: "Tests/SQLiteTestSupport"),
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "RelayIOTests", dependencies: ["RelayIO"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite", "CGSSAPI", "KerberosTestSupport"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite", "CGSSAPI", "KerberosTestSupport", "SQLiteTestSupport"]),
         .testTarget(name: "RelayClientTests", dependencies: ["RelayClient"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "CSQLite", "KerberosTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "CSQLite", "KerberosTestSupport", "SQLiteTestSupport"]),
     ]
 )

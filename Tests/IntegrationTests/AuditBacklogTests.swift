@@ -1,31 +1,7 @@
 import CSQLite
 import Foundation
+import SQLiteTestSupport
 import Testing
-
-/// Another process's SQLite write transaction on the trail: the relay's writer waits for it
-/// (up to its busy timeout), as it would for a disk that stalls.
-final class AuditWriteLock {
-    private var db: OpaquePointer?
-
-    init(path: String) throws {
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
-              sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
-        else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close_v2(db)
-            throw HarnessError("lock \(path): \(message)")
-        }
-    }
-
-    func release() {
-        guard let db else { return }
-        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-        sqlite3_close_v2(db)
-        self.db = nil
-    }
-
-    deinit { release() }
-}
 
 extension IntegrationSuite {
     @Suite("audit backlog")
@@ -41,7 +17,7 @@ extension IntegrationSuite {
             let healthy = try HealthyTunnel(relay: relay, echo: echo)
             defer { healthy.socket.close() }
 
-            let lock = try AuditWriteLock(path: relay.auditPath)
+            let lock = try SQLiteWriteLock(path: relay.auditPath)
             var refusedForBacklog = 0
             var refusedForRule = 0
             // Each refusal of an unregistered target queues one row that cannot commit now.

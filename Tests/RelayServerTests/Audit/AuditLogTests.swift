@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import RelayCore
 import RelayServer
+import SQLiteTestSupport
 import Synchronization
 import Testing
 
@@ -227,7 +228,7 @@ import Testing
         let log = try AuditLog(path: path, synchronousFull: false, busyTimeoutMillis: 30)
         log.append(Records.sample(1))
         log.flush()
-        let lock = try SQLWriteLock(path)
+        let lock = try SQLiteWriteLock(path: path)
         for n in 2...6 { log.append(Records.sample(n)) }
         usleep(60_000)  // the deferred commit of 2...6 has failed once by now
         lock.release()

@@ -120,30 +120,6 @@ final class Outcomes: Sendable {
     }
 }
 
-/// Another connection's write transaction on the trail (`BEGIN IMMEDIATE`), held until
-/// `release`: what a stalled disk or another writer looks like to the audit writer.
-final class SQLWriteLock {
-    private var db: OpaquePointer?
-
-    init(_ path: String) throws {
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
-              sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
-        else {
-            defer { sqlite3_close_v2(db) }
-            throw SQL.Failure(description: "lock: \(String(cString: sqlite3_errmsg(db)))")
-        }
-    }
-
-    func release() {
-        guard let db else { return }
-        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
-        sqlite3_close_v2(db)
-        self.db = nil
-    }
-
-    deinit { release() }
-}
-
 enum Records {
     static func sample(_ n: Int, event: AuditEvent = .tunnelOpen) -> AuditRecord {
         AuditRecord(

@@ -1,0 +1,31 @@
+import CSQLite
+
+/// Another connection's write transaction on a database (`BEGIN IMMEDIATE`), held until
+/// `release`: what a stalled disk or another writer looks like to the audit writer. Shared
+/// by the server's unit tests and the integration tests.
+public final class SQLiteWriteLock {
+    private var db: OpaquePointer?
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(path: String) throws {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+              sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
+        else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(db)
+            throw Failure(description: "lock \(path): \(message)")
+        }
+    }
+
+    public func release() {
+        guard let db else { return }
+        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+        sqlite3_close_v2(db)
+        self.db = nil
+    }
+
+    deinit { release() }
+}
