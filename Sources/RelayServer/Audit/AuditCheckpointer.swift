@@ -16,6 +16,9 @@ final class AuditCheckpointer: @unchecked Sendable {
     private let queue = DispatchQueue(label: "dynrelay.audit.checkpoint", qos: .utility)
     private var db: OpaquePointer?
     private let timer: DispatchSourceTimer
+    /// The database file opened once more, only to sync it (see `checkpoint`); -1 if it
+    /// could not be opened, which only forgoes that.
+    private var databaseFile: Int32 = -1
 
     /// Opens a second connection to `path` (the writer created the file and chose WAL).
     init(path: String) throws(AuditError) {
@@ -37,6 +40,7 @@ final class AuditCheckpointer: @unchecked Sendable {
             throw AuditError(code: AuditError.Code.open, sqliteCode: read, message: "checkpoint connection: \(message)")
         }
         db = handle
+        databaseFile = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(50))
         timer.setEventHandler { [unowned self] in checkpoint(SQLITE_CHECKPOINT_PASSIVE) }
@@ -53,12 +57,26 @@ final class AuditCheckpointer: @unchecked Sendable {
                 sqlite3_close_v2(db)
                 self.db = nil
             }
+            if databaseFile >= 0 {
+                Glibc.close(databaseFile)
+                databaseFile = -1
+            }
         }
     }
 
     private func checkpoint(_ mode: Int32) {
         guard let db else { return }
+        var walFrames: Int32 = 0
+        var backfilled: Int32 = 0
         // Busy (a reader or the writer holds what a stronger mode needs) just means later.
-        _ = sqlite3_wal_checkpoint_v2(db, nil, mode, nil, nil)
+        _ = sqlite3_wal_checkpoint_v2(db, nil, mode, &walFrames, &backfilled)
+        // Under steady load a commit lands before a passive checkpoint finishes, so SQLite
+        // syncs the pages it copied only when one finally completes, inside a writer's
+        // commit, with every waiting open row behind it (about 14 ms once a second in a trace
+        // at full rate). Syncing the copied pages here, off the writer's path, keeps that
+        // final sync short. It only makes data durable sooner.
+        if mode == SQLITE_CHECKPOINT_PASSIVE, backfilled > 0, databaseFile >= 0 {
+            _ = fdatasync(databaseFile)
+        }
     }
 }
