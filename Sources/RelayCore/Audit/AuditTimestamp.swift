@@ -83,16 +83,25 @@ public enum AuditTimestamp {
         return out
     }
 
+    /// The format with every digit as `0`.
+    public static let shape = Array("0000-00-00T00:00:00.000000Z".utf8)
+
+    /// True when `bytes` follow `shape` for as long as they go: a digit wherever it has one,
+    /// the same byte elsewhere. Says nothing about the values (month 13 passes).
+    public static func hasShape(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count <= shape.count else { return false }
+        for (byte, expected) in zip(bytes, shape) {
+            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+            guard expected == UInt8(ascii: "0") ? isDigit : byte == expected else { return false }
+        }
+        return true
+    }
+
     /// The microseconds a 27-byte `format(micros:)` string stands for, or nil for anything
     /// else (the writer reads its tail row's time back to keep `ts` from going backwards).
     public static func parse(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
-        guard bytes.count == 27 else { return nil }
-        let shape = Array("0000-00-00T00:00:00.000000Z".utf8)
-        for (byte, expected) in zip(bytes, shape) {
-            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-            guard expected == UInt8(ascii: "0") ? isDigit : byte == expected else { return nil }
-        }
+        guard bytes.count == shape.count, hasShape(bytes) else { return nil }
         func number(_ range: Range<Int>) -> Int {
             bytes[range].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         }

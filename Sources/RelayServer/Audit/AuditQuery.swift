@@ -46,16 +46,11 @@ extension AuditLog {
     /// prefix of the `ts` format that ends after a whole field (`2026-12-01`,
     /// `2026-12-01T04:30`, `2026-12-01T04:30:00.5`), optionally with a `Z` after it.
     public static func timeBound(_ text: String) -> String? {
-        let shape = Array("0000-00-00T00:00:00.000000Z".utf8)
         var bytes = Array(text.utf8)
-        if bytes.count < shape.count, bytes.last == UInt8(ascii: "Z") { bytes.removeLast() }
+        if bytes.count < AuditTimestamp.shape.count, bytes.last == UInt8(ascii: "Z") { bytes.removeLast() }
         // Cut inside a two-digit field ("2026-1") would compare as a different instant.
         let fieldEnds: Set = [4, 7, 10, 13, 16, 19, 21, 22, 23, 24, 25, 26, 27]
-        guard fieldEnds.contains(bytes.count) else { return nil }
-        for (byte, expected) in zip(bytes, shape) {
-            let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-            guard expected == UInt8(ascii: "0") ? isDigit : byte == expected else { return nil }
-        }
+        guard fieldEnds.contains(bytes.count), AuditTimestamp.hasShape(bytes) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 
