@@ -11,20 +11,20 @@ public struct AuditHashChain: Sendable {
     /// `prev_hash` of the first row: 64 `0` characters.
     public static let genesis = String(repeating: "0", count: 64)
 
-    private let keyedTemplate: HMACTemplate?
+    private let keyed: KeyedHMAC?
 
     /// `key == nil` chains with plain SHA-256; a non-empty key chains with HMAC-SHA-256.
     public init(key: [UInt8]? = nil) {
         if let key {
             precondition(!key.isEmpty, "an audit hash key must not be empty")
-            keyedTemplate = HMACTemplate(key: key)
+            keyed = KeyedHMAC(key: key)
         } else {
-            keyedTemplate = nil
+            keyed = nil
         }
     }
 
     /// True when this chain is keyed (HMAC).
-    public var isKeyed: Bool { keyedTemplate != nil }
+    public var isKeyed: Bool { keyed != nil }
 
     /// The lowercase hex hash of the row whose canonical bytes are `canonical`, following the
     /// row whose hash is `prevHashHex`. `prevHashHex` must be well formed
@@ -37,12 +37,12 @@ public struct AuditHashChain: Sendable {
         prev.withUnsafeBytes { prev in
             canonical.withUnsafeBytes { canonical in
                 digest.withUnsafeMutableBytes { digest in
-                    if let keyedTemplate {
-                        keyedTemplate.mac(prev, canonical, into: digest)
+                    if let keyed {
+                        keyed.mac(prev, canonical, into: digest)
                     } else {
-                        let ctx = Algorithms.shared.newDigestContext()
+                        let ctx = ChainSHA256.newContext()
                         defer { EVP_MD_CTX_free(ctx) }
-                        Algorithms.shared.sha256(prev, canonical, into: digest, using: ctx)
+                        ChainSHA256.hash(prev, canonical, into: digest, using: ctx)
                     }
                 }
             }
@@ -65,7 +65,7 @@ public struct AuditHashChain: Sendable {
         /// must be well formed (`isWellFormed(hashHex:)`).
         public init(chain: AuditHashChain, after hashHex: String) {
             self.chain = chain
-            digestContext = chain.keyedTemplate == nil ? Algorithms.shared.newDigestContext() : nil
+            digestContext = chain.keyed == nil ? ChainSHA256.newContext() : nil
             previous.initialize(repeating: UInt8(ascii: "0"))
             current.initialize(repeating: UInt8(ascii: "0"))
             reset(after: hashHex)
@@ -98,10 +98,10 @@ public struct AuditHashChain: Sendable {
         /// Hashes the next row, whose canonical bytes are `canonical`, onto the tail.
         public func advance(over canonical: UnsafeRawBufferPointer) {
             swap(&previous, &current)
-            if let keyedTemplate = chain.keyedTemplate {
-                keyedTemplate.mac(UnsafeRawBufferPointer(tail), canonical, into: tail)
+            if let keyed = chain.keyed {
+                keyed.mac(UnsafeRawBufferPointer(tail), canonical, into: tail)
             } else {
-                Algorithms.shared.sha256(UnsafeRawBufferPointer(tail), canonical, into: tail, using: digestContext!)
+                ChainSHA256.hash(UnsafeRawBufferPointer(tail), canonical, into: tail, using: digestContext!)
             }
             AuditHashChain.encodeHex(UnsafeRawBufferPointer(tail), into: current)
         }
@@ -159,89 +159,24 @@ public struct AuditHashChain: Sendable {
 }
 
 
-/// The process-wide fetched SHA-256 digest and HMAC implementations. Fetched objects are
-/// immutable and reference-counted by OpenSSL, safe to share between threads.
-private final class Algorithms: @unchecked Sendable {
-    static let shared = Algorithms()
-
-    let sha256Digest: OpaquePointer
-    let hmac: OpaquePointer
-
-    private init() {
-        guard let md = EVP_MD_fetch(nil, "SHA256", nil) else {
-            fatalError("OpenSSL cannot fetch SHA256: \(drainOpenSSLErrors())")
-        }
-        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
-            fatalError("OpenSSL cannot fetch HMAC: \(drainOpenSSLErrors())")
-        }
-        sha256Digest = md
-        hmac = mac
-    }
-
-    func newDigestContext() -> OpaquePointer {
+/// Plain SHA-256 of two parts on a caller's context, with the digest fetched once per
+/// process (`AuthAlgorithms`: OpenSSL 3 fetches contend on a global lock).
+private enum ChainSHA256 {
+    static func newContext() -> OpaquePointer {
         guard let ctx = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new: \(drainOpenSSLErrors())") }
         return ctx
     }
 
     /// SHA-256 of `first ‖ second` into the 32 bytes at `digest` (which may alias `first`:
     /// both inputs are consumed before the digest is written), reinitialising `ctx`.
-    func sha256(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
-                into digest: UnsafeMutableRawBufferPointer, using ctx: OpaquePointer) {
+    static func hash(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+                     into digest: UnsafeMutableRawBufferPointer, using ctx: OpaquePointer) {
         precondition(digest.count >= 32)
         var length: UInt32 = 0
-        let ok = EVP_DigestInit_ex2(ctx, sha256Digest, nil) == 1
+        let ok = EVP_DigestInit_ex2(ctx, AuthAlgorithms.shared.sha256, nil) == 1
             && EVP_DigestUpdate(ctx, first.baseAddress, first.count) == 1
             && EVP_DigestUpdate(ctx, second.baseAddress, second.count) == 1
             && EVP_DigestFinal_ex(ctx, digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &length) == 1
         guard ok, length == 32 else { fatalError("SHA-256 failed: \(drainOpenSSLErrors())") }
-    }
-}
-
-/// An HMAC-SHA-256 context initialised with the key once; each MAC runs on a duplicate so
-/// the key schedule is not redone per row and concurrent callers never share a context.
-private final class HMACTemplate: @unchecked Sendable {
-    private let template: OpaquePointer
-
-    init(key: [UInt8]) {
-        guard let ctx = EVP_MAC_CTX_new(Algorithms.shared.hmac) else {
-            fatalError("EVP_MAC_CTX_new: \(drainOpenSSLErrors())")
-        }
-        // OSSL_PARAM keeps both pointers until EVP_MAC_init reads them; a Swift string passed
-        // straight in would only live for the construct call, so both are C copies.
-        let parameterName = strdup(OSSL_MAC_PARAM_DIGEST)!
-        let digestName = strdup("SHA256")!
-        defer {
-            free(parameterName)
-            free(digestName)
-        }
-        var params = [
-            OSSL_PARAM_construct_utf8_string(parameterName, digestName, 0),
-            OSSL_PARAM_construct_end(),
-        ]
-        let ok = key.withUnsafeBufferPointer { k in
-            params.withUnsafeMutableBufferPointer { p in
-                EVP_MAC_init(ctx, k.baseAddress, k.count, p.baseAddress)
-            }
-        }
-        guard ok == 1 else {
-            EVP_MAC_CTX_free(ctx)
-            fatalError("HMAC-SHA-256 init failed: \(drainOpenSSLErrors())")
-        }
-        template = ctx
-    }
-
-    deinit {
-        EVP_MAC_CTX_free(template)
-    }
-
-    /// HMAC of `first ‖ second` into the 32 bytes at `digest` (which may alias `first`).
-    func mac(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
-        guard let ctx = EVP_MAC_CTX_dup(template) else { fatalError("EVP_MAC_CTX_dup: \(drainOpenSSLErrors())") }
-        defer { EVP_MAC_CTX_free(ctx) }
-        var length = 0
-        let ok = EVP_MAC_update(ctx, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count) == 1
-            && EVP_MAC_update(ctx, second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count) == 1
-            && EVP_MAC_final(ctx, digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &length, digest.count) == 1
-        guard ok, length == 32 else { fatalError("HMAC-SHA-256 failed: \(drainOpenSSLErrors())") }
     }
 }

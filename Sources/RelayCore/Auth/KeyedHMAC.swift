@@ -26,17 +26,29 @@ public final class KeyedHMAC: Sendable {
 
     /// HMAC-SHA-256 of `first` followed by `second` (32 bytes).
     public func mac(_ first: [UInt8], _ second: [UInt8] = []) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            first.withUnsafeBytes { first in
+                second.withUnsafeBytes { second in
+                    mac(first, second, into: UnsafeMutableRawBufferPointer(out))
+                }
+            }
+            count = 32
+        }
+    }
+
+    /// HMAC-SHA-256 of `first` followed by `second` into the first 32 bytes of `digest`,
+    /// which may alias `first`: both inputs are consumed before the digest is written.
+    public func mac(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer,
+                    into digest: UnsafeMutableRawBufferPointer) {
+        precondition(digest.count >= 32)
         let ctx = contexts.borrow()
         defer { contexts.giveBack(ctx) }
         var written = 0
-        return [UInt8](unsafeUninitializedCapacity: 32) { out, count in
-            // A NULL key restarts the MAC under the key the context already holds.
-            let ok = EVP_MAC_init(ctx, nil, 0, nil) == 1
-                && first.withUnsafeBufferPointer { EVP_MAC_update(ctx, $0.baseAddress, $0.count) } == 1
-                && second.withUnsafeBufferPointer { EVP_MAC_update(ctx, $0.baseAddress, $0.count) } == 1
-                && EVP_MAC_final(ctx, out.baseAddress, &written, 32) == 1
-            guard ok, written == 32 else { fatalError("HMAC failed: \(drainOpenSSLErrors())") }
-            count = 32
-        }
+        // A NULL key restarts the MAC under the key the context already holds.
+        let ok = EVP_MAC_init(ctx, nil, 0, nil) == 1
+            && EVP_MAC_update(ctx, first.baseAddress?.assumingMemoryBound(to: UInt8.self), first.count) == 1
+            && EVP_MAC_update(ctx, second.baseAddress?.assumingMemoryBound(to: UInt8.self), second.count) == 1
+            && EVP_MAC_final(ctx, digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &written, 32) == 1
+        guard ok, written == 32 else { fatalError("HMAC failed: \(drainOpenSSLErrors())") }
     }
 }
