@@ -70,15 +70,20 @@ public final class DigestProvenSecrets: Sendable {
         guard force || now != state.sweptAt else { return }
         state.sweptAt = now
         for (id, entry) in state.entries where entry.expires <= now {
-            var dropped = state.entries.removeValue(forKey: id)
-            dropped?.ha1.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            drop(id, from: &state)
         }
     }
 
     private static func clear(_ state: inout State) {
         for id in Array(state.entries.keys) {
-            var dropped = state.entries.removeValue(forKey: id)
-            dropped?.ha1.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+            drop(id, from: &state)
         }
+    }
+
+    /// Removes an entry and zeroes its HA1 (the array is unique once out of the table, so
+    /// the bytes overwritten are the ones that were stored).
+    private static func drop(_ id: DigestNonceID, from state: inout State) {
+        var dropped = state.entries.removeValue(forKey: id)
+        dropped?.ha1.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
 }

@@ -66,10 +66,9 @@ final class AuditCheckpointer: @unchecked Sendable {
 
     private func checkpoint(_ mode: Int32) {
         guard let db else { return }
-        var walFrames: Int32 = 0
         var backfilled: Int32 = 0
         // Busy (a reader or the writer holds what a stronger mode needs) just means later.
-        _ = sqlite3_wal_checkpoint_v2(db, nil, mode, &walFrames, &backfilled)
+        _ = sqlite3_wal_checkpoint_v2(db, nil, mode, nil, &backfilled)
         // Under steady load a commit lands before a passive checkpoint finishes, so SQLite
         // syncs the pages it copied only when one finally completes, inside a writer's
         // commit, with every waiting open row behind it (about 14 ms once a second in a trace

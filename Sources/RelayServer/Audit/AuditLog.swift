@@ -32,6 +32,9 @@ public final class AuditLog: Sendable {
     /// Writes of a record nobody waits for before it is given up (`droppedCount`).
     public static let maxAttempts: UInt8 = 3
 
+    /// How long a commit (or a reviewer's read) waits for another process's lock by default.
+    public static let defaultBusyTimeoutMillis: Int32 = 5_000
+
     /// The pause before records of a failed batch are tried again.
     static let retryDelay: DispatchTimeInterval = .milliseconds(100)
 
@@ -119,7 +122,7 @@ public final class AuditLog: Sendable {
     ///   - busyTimeoutMillis: how long a commit waits for another process's write lock
     ///     before its batch fails.
     public init(path: String, synchronousFull: Bool = true, hashKey: [UInt8]? = nil,
-                busyTimeoutMillis: Int32 = 5_000) throws(AuditError) {
+                busyTimeoutMillis: Int32 = AuditLog.defaultBusyTimeoutMillis) throws(AuditError) {
         self.path = path
         writer = try AuditWriter(path: path, synchronousFull: synchronousFull, hashKey: hashKey,
                                  busyTimeoutMillis: busyTimeoutMillis)

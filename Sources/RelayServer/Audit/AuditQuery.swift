@@ -79,7 +79,7 @@ extension AuditLog {
         guard rc == SQLITE_OK, let db else {
             throw AuditQueryError(message: "cannot open \(path): \(SQLite.message(db))")
         }
-        sqlite3_busy_timeout(db, AuditWriter.busyTimeoutMillis)
+        sqlite3_busy_timeout(db, AuditLog.defaultBusyTimeoutMillis)
         // One read transaction: the bisection and the rows see the same snapshot.
         guard sqlite3_exec(db, "BEGIN", nil, nil, nil) == SQLITE_OK else {
             throw AuditQueryError(message: "cannot read \(path): \(SQLite.message(db))")

@@ -38,7 +38,7 @@ private struct AuditVerifier {
         guard rc == SQLITE_OK else {
             return .broken(seq: 0, why: "cannot open \(path): \(SQLite.message(db))")
         }
-        sqlite3_busy_timeout(db, AuditWriter.busyTimeoutMillis)
+        sqlite3_busy_timeout(db, AuditLog.defaultBusyTimeoutMillis)
         var stmt: OpaquePointer?
         guard sqlite3_prepare_v2(db, AuditSchema.selectAll, -1, &stmt, nil) == SQLITE_OK, let stmt else {
             return .broken(seq: 0, why: "cannot read audit_events: \(SQLite.message(db))")

@@ -29,11 +29,9 @@ final class AuditWriter: @unchecked Sendable {
     /// The canonical bytes of the row being written; grows when a row needs more.
     private var row = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
 
-    static let busyTimeoutMillis: Int32 = 5_000
-
     /// `busyTimeoutMillis`: how long a commit waits for another process's write lock.
     init(path: String, synchronousFull: Bool, hashKey: [UInt8]?,
-         busyTimeoutMillis: Int32 = AuditWriter.busyTimeoutMillis) throws(AuditError) {
+         busyTimeoutMillis: Int32) throws(AuditError) {
         // An empty key is a configuration mistake (an empty credential file), not a request
         // for an unkeyed chain: refuse it instead of silently weakening the trail.
         if hashKey?.isEmpty == true {
