@@ -23,12 +23,16 @@ public enum AuthHex {
 
     /// Decodes hex of either case; nil for odd lengths or non-hex characters.
     public static func decode(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
+        decode(Array(text.utf8)[...])
+    }
+
+    /// Decodes hex bytes of either case; nil for odd lengths or non-hex characters.
+    public static func decode(_ utf8: ArraySlice<UInt8>) -> [UInt8]? {
         guard utf8.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
             guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2

@@ -1,9 +1,14 @@
 /// An auth-param list (RFC 9110 §11.2): `name=token` or `name="quoted string"` pairs,
 /// comma separated, as carried by Digest credentials and challenges.
 ///
-/// Names are matched case-insensitively and stored lowercased; a name given twice is an
-/// error rather than a guess (Squid's Digest parser has had CVEs from such guesses).
-/// Quoted values are unescaped and must be valid UTF-8.
+/// Names are matched case-insensitively; a name given twice is an error rather than a
+/// guess (Squid's Digest parser has had CVEs from such guesses). Quoted values must be
+/// valid UTF-8 once unescaped.
+///
+/// Parsing checks the whole grammar but records only where each name and value lie in
+/// the received bytes: a Digest request carries a dozen parameters and reads most of them
+/// once, so a `String` is built only for a value that is asked for, and `valueBytes`
+/// hands out a value (a hex digest, a count) without building one at all.
 public struct AuthParameters: Sendable, Equatable {
     /// One parameter as received.
     public struct Parameter: Sendable, Equatable {
@@ -15,29 +20,90 @@ public struct AuthParameters: Sendable, Equatable {
         public let wasQuoted: Bool
     }
 
+    /// Where one parameter lies in `bytes`.
+    private struct Span: Sendable {
+        let name: Range<Int>
+        /// The value without its quotes.
+        let value: Range<Int>
+        let quoted: Bool
+        /// The value holds quoted-pairs (`\x`) still to undo.
+        let escaped: Bool
+
+        func shifted(by offset: Int) -> Span {
+            Span(name: name.lowerBound + offset..<name.upperBound + offset,
+                 value: value.lowerBound + offset..<value.upperBound + offset, quoted: quoted, escaped: escaped)
+        }
+    }
+
+    private let bytes: ArraySlice<UInt8>
+    private let spans: [Span]
+
     /// The parameters in the order received.
-    public let parameters: [Parameter]
+    public var parameters: [Parameter] {
+        spans.map { span in
+            Parameter(name: String(decoding: bytes[span.name].lazy.map(AuthSyntax.asciiLowercased), as: UTF8.self),
+                      value: string(of: span), wasQuoted: span.quoted)
+        }
+    }
 
     /// The value of the parameter named `name` (case-insensitive), if present.
     public subscript(name: String) -> String? {
-        parameter(name)?.value
+        span(named: name).map(string(of:))
     }
 
     /// The whole parameter named `name` (case-insensitive), if present.
     public func parameter(_ name: String) -> Parameter? {
-        // Stored names are lowercased, and callers look up lowercase literals: plain `==`
-        // then compares two small strings in a word or two, a dozen times per Digest request.
-        let key = name.utf8.contains(where: AuthSyntax.isASCIIUppercase) ? AuthSyntax.asciiLowercased(name) : name
-        return parameters.first { $0.name == key }
+        span(named: name).map { Parameter(name: AuthSyntax.asciiLowercased(name), value: string(of: $0), wasQuoted: $0.quoted) }
+    }
+
+    /// The value's bytes, unquoted and unescaped, of the parameter named `name`
+    /// (case-insensitive), without building a string.
+    public func valueBytes(_ name: String) -> ArraySlice<UInt8>? {
+        span(named: name).map(content(of:))
+    }
+
+    /// The value of the parameter named `name` (a lowercase literal), if present: the
+    /// lookup Digest verification makes a dozen times per request, without bridging `name`.
+    func value(_ name: StaticString) -> String? {
+        span(named: name).map(string(of:))
+    }
+
+    /// `valueBytes(_:)` for a lowercase literal name.
+    func valueBytes(_ name: StaticString) -> ArraySlice<UInt8>? {
+        span(named: name).map(content(of:))
+    }
+
+    /// Lists compare by their parameters, not by how the header spelled them.
+    public static func == (lhs: AuthParameters, rhs: AuthParameters) -> Bool {
+        lhs.parameters == rhs.parameters
     }
 
     /// Parses `#auth-param` from `bytes`, accepting the empty list elements RFC 9110 §5.6.1
     /// tells recipients to skip, and refusing more than `maxCount` parameters.
     public init(parsing bytes: ArraySlice<UInt8>, maxCount: Int) throws(AuthError) {
-        var result: [Parameter] = []
-        result.reserveCapacity(12)
-        var index = bytes.startIndex
-        let end = bytes.endIndex
+        let scanned = bytes.withUnsafeBufferPointer { Self.scan($0, maxCount: maxCount) }
+        switch scanned {
+        case .success(let spans):
+            // Spans are offsets into the buffer; the slice may not start at zero.
+            let base = bytes.startIndex
+            self.spans = base == 0 ? spans : spans.map { $0.shifted(by: base) }
+            self.bytes = bytes
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// One pass over the list, checking the grammar and recording where each parameter lies.
+    /// It runs on an unsafe buffer: on a slice every byte read was a bounds check, which
+    /// cost more than the scan itself.
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, maxCount: Int) -> Result<[Span], AuthError> {
+        var spans: [Span] = []
+        spans.reserveCapacity(12)
+        var index = 0
+        let end = bytes.count
+        func skipWhitespace() {
+            while index < end, AuthSyntax.isWhitespace(bytes[index]) { index += 1 }
+        }
         while true {
             // Empty list elements and the whitespace around them.
             while index < end, bytes[index] == UInt8(ascii: ",") || AuthSyntax.isWhitespace(bytes[index]) {
@@ -47,82 +113,135 @@ public struct AuthParameters: Sendable, Equatable {
 
             let nameStart = index
             while index < end, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
-            guard index > nameStart else { throw .malformedHeader }
-            let name = bytes[nameStart..<index].withUnsafeBufferPointer { raw in
-                // Names usually arrive lowercase: decode them straight from the header. (A
-                // lazily lowercased view is not contiguous, and String(decoding:) then takes
-                // a dynamic-cast path that cost more than the rest of the parse.)
-                if !raw.contains(where: AuthSyntax.isASCIIUppercase) {
-                    return String(decoding: raw, as: UTF8.self)
-                }
-                return String(decoding: raw.map(AuthSyntax.asciiLowercased), as: UTF8.self)
-            }
-            index = AuthSyntax.skipWhitespace(bytes, from: index)
-            guard index < end, bytes[index] == UInt8(ascii: "=") else { throw .malformedHeader }
-            index = AuthSyntax.skipWhitespace(bytes, from: index + 1)
-            guard index < end else { throw .malformedHeader }
+            guard index > nameStart else { return .failure(.malformedHeader) }
+            let name = nameStart..<index
+            skipWhitespace()
+            guard index < end, bytes[index] == UInt8(ascii: "=") else { return .failure(.malformedHeader) }
+            index += 1
+            skipWhitespace()
+            guard index < end else { return .failure(.malformedHeader) }
 
-            let value: String
-            let quoted = bytes[index] == UInt8(ascii: "\"")
-            if quoted {
-                let (raw, next) = try Self.quotedString(bytes, openingQuoteAt: index)
-                let text = switch raw {
-                case .verbatim(let range): AuthSyntax.utf8String(bytes[range])
-                case .unescaped(let content): AuthSyntax.utf8String(content[...])
+            let span: Span
+            if bytes[index] == UInt8(ascii: "\"") {
+                guard let (value, escaped, next) = quotedString(bytes, openingQuoteAt: index) else {
+                    return .failure(.malformedHeader)
                 }
-                guard let text else { throw .badParameter(name) }
-                value = text
+                span = Span(name: name, value: value, quoted: true, escaped: escaped)
                 index = next
+                // Rare, so the copy (content(of:in:) reads a slice) does not matter.
+                if bytes[value].contains(where: { $0 >= 0x80 }),
+                   AuthSyntax.utf8String(content(of: span, in: Array(bytes)[...])) == nil {
+                    return .failure(.badParameter(lowercasedName(bytes[name])))
+                }
             } else {
                 let valueStart = index
                 while index < end, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
-                guard index > valueStart else { throw .malformedHeader }
-                value = String(decoding: bytes[valueStart..<index], as: UTF8.self)
+                guard index > valueStart else { return .failure(.malformedHeader) }
+                span = Span(name: name, value: valueStart..<index, quoted: false, escaped: false)
             }
             // A linear scan: at most `maxCount` short names, cheaper than hashing them.
-            guard !result.contains(where: { $0.name == name }) else { throw .duplicateParameter(name) }
-            guard result.count < maxCount else { throw .tooManyParameters }
-            result.append(Parameter(name: name, value: value, wasQuoted: quoted))
+            guard !spans.contains(where: { sameName(bytes[$0.name], bytes[name]) }) else {
+                return .failure(.duplicateParameter(lowercasedName(bytes[name])))
+            }
+            guard spans.count < maxCount else { return .failure(.tooManyParameters) }
+            spans.append(span)
 
-            index = AuthSyntax.skipWhitespace(bytes, from: index)
+            skipWhitespace()
             if index == end { break }
-            guard bytes[index] == UInt8(ascii: ",") else { throw .malformedHeader }
+            guard bytes[index] == UInt8(ascii: ",") else { return .failure(.malformedHeader) }
         }
-        parameters = result
+        return .success(spans)
     }
 
-    /// A quoted-string's content: the bytes between the quotes when nothing was escaped
-    /// (no copy), else the unescaped bytes.
-    private enum QuotedContent {
-        case verbatim(Range<Int>)
-        case unescaped([UInt8])
+    private func span(named key: String) -> Span? {
+        var key = key
+        return key.withUTF8 { key in
+            bytes.withUnsafeBufferPointer { received in
+                let offset = bytes.startIndex
+                return spans.first { span in
+                    span.name.count == key.count
+                        && Self.sameName(UnsafeBufferPointer(rebasing: received[(span.name.lowerBound - offset)...]), key)
+                }
+            }
+        }
     }
 
-    /// Unescapes the quoted-string starting at `start`; returns its content and the index
-    /// just past the closing quote.
-    private static func quotedString(_ bytes: ArraySlice<UInt8>, openingQuoteAt start: Int) throws(AuthError) -> (QuotedContent, Int) {
-        var content: [UInt8]?
+    private func span(named key: StaticString) -> Span? {
+        let key = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        return bytes.withUnsafeBufferPointer { received in
+            let offset = bytes.startIndex
+            return spans.first { span in
+                span.name.count == key.count
+                    && Self.sameName(UnsafeBufferPointer(rebasing: received[(span.name.lowerBound - offset)...]), key)
+            }
+        }
+    }
+
+    /// Values are checked as UTF-8 when parsed, so decoding here cannot repair anything.
+    private func string(of span: Span) -> String {
+        content(of: span).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private func content(of span: Span) -> ArraySlice<UInt8> {
+        Self.content(of: span, in: bytes)
+    }
+
+    private static func content(of span: Span, in bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        guard span.escaped else { return bytes[span.value] }
+        var unescaped: [UInt8] = []
+        unescaped.reserveCapacity(span.value.count)
+        var index = span.value.lowerBound
+        while index < span.value.upperBound {
+            // quotedString checked that every backslash escapes a byte inside the value.
+            if bytes[index] == UInt8(ascii: "\\") { index += 1 }
+            unescaped.append(bytes[index])
+            index += 1
+        }
+        return unescaped[...]
+    }
+
+    private static func sameName(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        a.count == b.count && sameName(UnsafeBufferPointer(rebasing: a), UnsafeBufferPointer(rebasing: b))
+    }
+
+    /// True when the first `b.count` bytes of `a` spell `b`, ignoring ASCII case.
+    private static func sameName(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        while index < b.count {
+            guard AuthSyntax.asciiLowercased(a[index]) == AuthSyntax.asciiLowercased(b[index]) else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private static func lowercasedName(_ name: some Sequence<UInt8>) -> String {
+        String(decoding: name.map(AuthSyntax.asciiLowercased), as: UTF8.self)
+    }
+
+    /// Checks the quoted-string starting at `start`; returns the range between the quotes,
+    /// whether it holds quoted-pairs, and the index just past the closing quote, or nil when
+    /// it is unterminated or holds a byte a quoted-string may not.
+    private static func quotedString(_ bytes: UnsafeBufferPointer<UInt8>, openingQuoteAt start: Int) -> (Range<Int>, Bool, Int)? {
+        var escaped = false
         var index = start + 1
-        while index < bytes.endIndex {
+        while index < bytes.count {
             let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                return (content.map(QuotedContent.unescaped) ?? .verbatim(start + 1..<index), index + 1)
-            case UInt8(ascii: "\\"):
-                if content == nil { content = Array(bytes[start + 1..<index]) }
+            // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text, tested in the order
+            // that lets an ordinary printable byte through on the first comparisons.
+            if byte == UInt8(ascii: "\"") {
+                return (start + 1..<index, escaped, index + 1)
+            } else if byte == UInt8(ascii: "\\") {
+                escaped = true
                 index += 1
-                guard index < bytes.endIndex else { throw .malformedHeader }
-                let escaped = bytes[index]
+                guard index < bytes.count else { return nil }
+                let pair = bytes[index]
                 // quoted-pair = "\" ( HTAB / SP / VCHAR / obs-text )
-                guard escaped == 0x09 || escaped >= 0x20 && escaped != 0x7F else { throw .malformedHeader }
-                content!.append(escaped)
-            case 0x09, 0x20, 0x21, 0x23...0x5B, 0x5D...0x7E, 0x80...0xFF:
-                content?.append(byte)
-            default:
-                throw .malformedHeader
+                guard pair == 0x09 || pair >= 0x20 && pair != 0x7F else { return nil }
+            } else if byte < 0x20 && byte != 0x09 || byte == 0x7F {
+                return nil
             }
             index += 1
         }
-        throw .malformedHeader
+        return nil
     }
 }

@@ -80,6 +80,16 @@ enum AuthSyntax {
         a.utf8.elementsEqual(b.utf8) { asciiLowercased($0) == asciiLowercased($1) }
     }
 
+    /// True when `a` and `b` hold the same UTF-8 bytes. String's `==` would also accept
+    /// canonically equivalent spellings, and `utf8.elementsEqual` walks both views through
+    /// generic iterators: this compares the contiguous bytes (a Digest request checks three).
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b in a.elementsEqual(b) }
+        }.flatMap { $0 } ?? a.utf8.elementsEqual(b.utf8)
+    }
+
     /// True when `text` contains a C0 control, DEL or a C1 control.
     static func containsControl(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }

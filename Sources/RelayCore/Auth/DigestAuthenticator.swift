@@ -118,9 +118,9 @@ public struct DigestAuthenticator: Sendable {
         let algorithm = credentials.algorithm
         // Byte comparisons: String's == would also accept canonically equivalent spellings.
         guard configuration.algorithms.contains(algorithm),
-              credentials.realm.utf8.elementsEqual(configuration.realm.utf8),
-              credentials.uri.utf8.elementsEqual(requestTarget.utf8),
-              let returnedOpaque = credentials.opaque, returnedOpaque.utf8.elementsEqual(opaque.utf8),
+              AuthSyntax.sameBytes(credentials.realm, configuration.realm),
+              AuthSyntax.sameBytes(credentials.uri, requestTarget),
+              let returnedOpaque = credentials.opaque, AuthSyntax.sameBytes(returnedOpaque, opaque),
               !credentials.userhash || configuration.offerUserhash
         else { return .failed(reason: .badRequest) }
 

@@ -52,26 +52,26 @@ public struct DigestCredentials: Sendable, Equatable {
 
     /// Decodes Digest credentials from an auth-param list.
     public init(parameters: AuthParameters) throws(AuthError) {
-        func required(_ name: String, max: Int) throws(AuthError) -> String {
-            guard let value = parameters[name] else { throw .missingParameter(name) }
-            guard value.utf8.count <= max else { throw .badParameter(name) }
+        func required(_ name: StaticString, max: Int) throws(AuthError) -> String {
+            guard let value = parameters.value(name) else { throw .missingParameter("\(name)") }
+            guard value.utf8.count <= max else { throw .badParameter("\(name)") }
             return value
         }
 
-        if let token = parameters["algorithm"] {
+        if let token = parameters.value("algorithm") {
             guard let algorithm = DigestAlgorithm(token: token) else { throw .badParameter("algorithm") }
             self.algorithm = algorithm
         } else {
             algorithm = .md5
         }
 
-        switch parameters["userhash"].map(AuthSyntax.asciiLowercased) {
+        switch parameters.value("userhash").map(AuthSyntax.asciiLowercased) {
         case nil, "false": userhash = false
         case "true": userhash = true
         default: throw .badParameter("userhash")
         }
 
-        switch (parameters["username"], parameters["username*"]) {
+        switch (parameters.value("username"), parameters.value("username*")) {
         case (let plain?, nil):
             guard !plain.isEmpty, plain.utf8.count <= Bounds.username else { throw .badParameter("username") }
             if userhash {
@@ -97,8 +97,8 @@ public struct DigestCredentials: Sendable, Equatable {
         uri = try required("uri", max: Bounds.uri)
         guard !uri.isEmpty, !AuthSyntax.containsControl(uri) else { throw .badParameter("uri") }
 
-        let responseText = try required("response", max: 64)
-        guard responseText.utf8.count == 2 * algorithm.digestLength, let response = AuthHex.decode(responseText) else {
+        guard let responseText = parameters.valueBytes("response") else { throw .missingParameter("response") }
+        guard responseText.count == 2 * algorithm.digestLength, let response = AuthHex.decode(responseText) else {
             throw .badParameter("response")
         }
         self.response = response
@@ -109,13 +109,17 @@ public struct DigestCredentials: Sendable, Equatable {
         cnonce = try required("cnonce", max: Bounds.cnonce)
         guard !cnonce.isEmpty else { throw .badParameter("cnonce") }
 
-        nonceCountText = try required("nc", max: 8)
-        guard nonceCountText.utf8.count == 8, nonceCountText.utf8.allSatisfy({ AuthHex.nibble($0) != nil }),
-              let count = UInt32(nonceCountText, radix: 16), count > 0
-        else { throw .badParameter("nc") }
+        guard let countDigits = parameters.valueBytes("nc") else { throw .missingParameter("nc") }
+        var count: UInt32 = 0
+        for digit in countDigits {
+            guard countDigits.count == 8, let nibble = AuthHex.nibble(digit) else { throw .badParameter("nc") }
+            count = count << 4 | UInt32(nibble)
+        }
+        guard count > 0 else { throw .badParameter("nc") }
         nonceCount = count
+        nonceCountText = String(decoding: countDigits, as: UTF8.self)
 
-        if let opaque = parameters["opaque"] {
+        if let opaque = parameters.value("opaque") {
             guard opaque.utf8.count <= Bounds.nonce else { throw .badParameter("opaque") }
             self.opaque = opaque
         } else {

@@ -41,7 +41,7 @@ public final class DigestProvenSecrets: Sendable {
         state.withLock { state in
             Self.sweep(&state, now: now)
             guard let entry = state.entries[id], entry.expires > now, entry.version == version,
-                  entry.algorithm == algorithm, entry.user.utf8.elementsEqual(user.utf8)
+                  entry.algorithm == algorithm, AuthSyntax.sameBytes(entry.user, user)
             else { return nil }
             return entry.ha1
         }

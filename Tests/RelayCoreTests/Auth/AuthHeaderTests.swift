@@ -59,6 +59,18 @@ import Testing
         #expect(try ProxyAuthorization(parsing: enough).parameters?.parameters.count == 32)
     }
 
+    @Test func valueBytesAreUnquotedAndUnescapedWhereverTheListStarts() throws {
+        // The list is parsed from the middle of a buffer, as ProxyAuthorization hands it over.
+        let buffer = Array(#"Digest response="ab\"c", nc=00000001"#.utf8)
+        let params = try AuthParameters(parsing: buffer[7...], maxCount: 4)
+        #expect(params.valueBytes("RESPONSE").map(Array.init) == Array(#"ab"c"#.utf8))
+        #expect(params.valueBytes("nc").map(Array.init) == Array("00000001".utf8))
+        #expect(params.valueBytes("cnonce") == nil)
+        // Lists compare by what they say, not by how they were spelled.
+        let respelled = try AuthParameters(parsing: Array(#"RESPONSE = "ab\"c",nc="00000001""#.utf8)[...], maxCount: 4)
+        #expect(params.parameters.map(\.value) == respelled.parameters.map(\.value))
+    }
+
     @Test func refusesQuotedInvalidUTF8() {
         // A Swift String is always valid UTF-8, so the bad byte goes to the list parser as bytes.
         let bytes = Array("a=\"".utf8) + [0xC3] + Array("\"".utf8)
