@@ -22,6 +22,8 @@ final class AuthAlgorithms: @unchecked Sendable {
     let pbkdf2: OpaquePointer
     /// AES-256-GCM for `SecretBox`, which seals the user store's password-equivalent columns.
     let aes256GCM: OpaquePointer
+    /// SipHash-2-4 for `CredentialTagger`.
+    let sipHash: OpaquePointer
     /// HMAC contexts with the digest already set; `EVP_MAC_init` only adds the key.
     let hmacMD5Template: OpaquePointer
     let hmacSHA256Template: OpaquePointer
@@ -35,6 +37,7 @@ final class AuthAlgorithms: @unchecked Sendable {
     let paramSalt = cStringCopy(OSSL_KDF_PARAM_SALT)
     let paramIterations = cStringCopy(OSSL_KDF_PARAM_ITER)
     let nameSHA256 = cStringCopy("SHA256")
+    let paramSize = cStringCopy(OSSL_MAC_PARAM_SIZE)
 
     private init() {
         // The providers stay loaded for the life of the process, like the context itself.
@@ -59,10 +62,12 @@ final class AuthAlgorithms: @unchecked Sendable {
               let sha256 = EVP_MD_fetch(nil, "SHA256", nil),
               let hmac = EVP_MAC_fetch(nil, "HMAC", nil),
               let pbkdf2 = EVP_KDF_fetch(nil, "PBKDF2", nil),
-              let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
+              let aes256GCM = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil),
+              let sipHash = EVP_MAC_fetch(nil, "SIPHASH", nil)
         else {
-            fatalError("OpenSSL cannot fetch MD5, SHA256, HMAC, PBKDF2 or AES-256-GCM: \(drainOpenSSLErrors())")
+            fatalError("OpenSSL cannot fetch MD5, SHA256, HMAC, PBKDF2, AES-256-GCM or SIPHASH: \(drainOpenSSLErrors())")
         }
+        self.sipHash = sipHash
         self.md5 = md5
         self.sha256 = sha256
         self.pbkdf2 = pbkdf2

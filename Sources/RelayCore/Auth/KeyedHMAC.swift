@@ -1,7 +1,7 @@
 import COpenSSL
 
-/// HMAC-SHA-256 under one fixed key, for MACs computed on every request (Digest nonces, the
-/// verified-login cache's tokens).
+/// HMAC-SHA-256 under one fixed key, for MACs computed on every request (Digest nonces) or
+/// row (the audit hash chain).
 ///
 /// `AuthCrypto.hmacSHA256` duplicates an OpenSSL template, keys it and frees it again on
 /// every call. Here the key is hashed into contexts once; a MAC borrows a keyed context

@@ -10,11 +10,11 @@ final class BasicChecksInFlight: Sendable {
     /// Gets the check's outcome: nil when the password is right, else the refusal reason.
     typealias Waiter = @Sendable (_ failure: ReasonCode?) -> Void
 
-    private let waiting = Mutex<[[UInt8]: [Waiter]]>([:])
+    private let waiting = Mutex<[CredentialTag: [Waiter]]>([:])
 
     /// Adds `waiter` for `token`; true when no check of that token is running, and the
     /// caller must now start one and call `finish` when it ends.
-    func join(_ token: [UInt8], _ waiter: @escaping Waiter) -> Bool {
+    func join(_ token: CredentialTag, _ waiter: @escaping Waiter) -> Bool {
         waiting.withLock { waiting in
             if waiting[token] != nil {
                 waiting[token]!.append(waiter)
@@ -26,7 +26,7 @@ final class BasicChecksInFlight: Sendable {
     }
 
     /// Ends the check of `token`: every waiter gets `outcome`, outside the lock.
-    func finish(_ token: [UInt8], _ outcome: ReasonCode?) {
+    func finish(_ token: CredentialTag, _ outcome: ReasonCode?) {
         let waiters = waiting.withLock { $0.removeValue(forKey: token) } ?? []
         for waiter in waiters { waiter(outcome) }
     }

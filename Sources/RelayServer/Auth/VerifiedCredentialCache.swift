@@ -4,9 +4,9 @@ import Synchronization
 /// Basic credentials proven recently, so the slow password KDF runs once per TTL rather
 /// than once per tunnel.
 ///
-/// Entries are keyed by HMAC-SHA-256 under a random per-process key of `user NUL password`:
-/// the process never keeps a password (or an unkeyed hash of one) after the check, and a
-/// memory dump yields nothing to test guesses against without the key. An entry is valid
+/// Entries are keyed by a `CredentialTag` (SipHash-128 under a random per-process key) of
+/// the user and password: the process never keeps a password (or an unkeyed hash of one)
+/// after the check, and a guess without the password cannot match. An entry is valid
 /// only for the user-store generation it was proven under, so a changed or deleted
 /// password stops working at once.
 final class VerifiedCredentialCache: Sendable {
@@ -15,10 +15,10 @@ final class VerifiedCredentialCache: Sendable {
         var generation: UInt64
     }
 
-    private let hmac = KeyedHMAC(key: AuthCrypto.randomBytes(count: 32))
+    private let tagger = CredentialTagger()
     private let ttl: UInt64
     private let capacity: Int
-    private let entries = Mutex<[[UInt8]: Entry]>([:])
+    private let entries = Mutex<[CredentialTag: Entry]>([:])
 
     /// `ttl` in nanoseconds; 0 disables the cache.
     init(ttl: UInt64, capacity: Int = 10_000) {
@@ -27,11 +27,11 @@ final class VerifiedCredentialCache: Sendable {
     }
 
     /// The cache key for one credential pair.
-    func token(user: String, password: String) -> [UInt8] {
-        hmac.mac(Array(user.utf8) + [0], Array(password.utf8))
+    func token(user: String, password: String) -> CredentialTag {
+        tagger.tag(user: user, password: password)
     }
 
-    func contains(_ token: [UInt8], generation: UInt64, now: UInt64) -> Bool {
+    func contains(_ token: CredentialTag, generation: UInt64, now: UInt64) -> Bool {
         guard ttl > 0 else { return false }
         return entries.withLock { entries in
             guard let entry = entries[token] else { return false }
@@ -41,7 +41,7 @@ final class VerifiedCredentialCache: Sendable {
         }
     }
 
-    func insert(_ token: [UInt8], generation: UInt64, now: UInt64) {
+    func insert(_ token: CredentialTag, generation: UInt64, now: UInt64) {
         guard ttl > 0 else { return }
         entries.withLock { entries in
             if entries.count >= capacity {
