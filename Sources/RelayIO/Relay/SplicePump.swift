@@ -33,7 +33,8 @@ public struct SpliceResult: Sendable, Equatable {
 /// Backpressure: when the receiving socket is full the sending side is not read until it
 /// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
 /// only while bytes are in it.
-/// Loop-confined: touched only on `loop`'s thread.
+/// Loop-confined: touched only on `loop`'s thread, hence `@exclusivity(unchecked)` on its state
+/// (see EventLoop).
 public final class SplicePump: @unchecked Sendable {
     /// After this many rounds (copies or splices) in one event, yield so one fast stream
     /// cannot starve the other connections of the loop (the socket stays readable, so the
@@ -46,22 +47,22 @@ public final class SplicePump: @unchecked Sendable {
         let isAtoB: Bool
         /// Bytes to write to `to` before anything else: the caller's initial bytes, or the
         /// part of a copied read the receiver did not take (at most one copy buffer).
-        var unsent: [UInt8]
-        var unsentOffset = 0
-        var pipe: SplicePipe?
-        var inPipe = 0
-        var sawEOF = false
+        @exclusivity(unchecked) var unsent: [UInt8]
+        @exclusivity(unchecked) var unsentOffset = 0
+        @exclusivity(unchecked) var pipe: SplicePipe?
+        @exclusivity(unchecked) var inPipe = 0
+        @exclusivity(unchecked) var sawEOF = false
         /// The last read from `from` took less than it could: the socket is most likely
         /// drained, so wait for readiness instead of probing for EAGAIN.
-        var drained = false
+        @exclusivity(unchecked) var drained = false
         /// Reads are copied through the loop's buffer until one fills it (see the type).
-        var copiesReads = true
-        var finished = false
-        var bytes: UInt64 = 0
+        @exclusivity(unchecked) var copiesReads = true
+        @exclusivity(unchecked) var finished = false
+        @exclusivity(unchecked) var bytes: UInt64 = 0
         /// Wants readiness of `from` (nothing buffered, waiting for bytes).
-        var reading = true
+        @exclusivity(unchecked) var reading = true
         /// Waits for `to` to take more bytes.
-        var waitingWritable = false
+        @exclusivity(unchecked) var waitingWritable = false
 
         init(from: Int32, to: Int32, isAtoB: Bool, unsent: [UInt8]) {
             self.from = from
@@ -77,12 +78,12 @@ public final class SplicePump: @unchecked Sendable {
     private let pipes: PipePool
     private let aToB: Direction
     private let bToA: Direction
-    private var completion: (@Sendable (SpliceResult) -> Void)?
-    private var ended = false
-    private var registrationA: IORegistration?
-    private var registrationB: IORegistration?
+    @exclusivity(unchecked) private var completion: (@Sendable (SpliceResult) -> Void)?
+    @exclusivity(unchecked) private var ended = false
+    @exclusivity(unchecked) private var registrationA: IORegistration?
+    @exclusivity(unchecked) private var registrationB: IORegistration?
     /// Monotonic nanoseconds of the last event that moved bytes (for idle sweeps).
-    public private(set) var lastActivity: UInt64
+    @exclusivity(unchecked) public private(set) var lastActivity: UInt64
 
     /// Takes ownership of both fds. `initialBytesAtoB`/`initialBytesBtoA` are written before
     /// anything spliced (e.g. a pipelined TLS ClientHello, and the `200` for the client).

@@ -17,13 +17,14 @@ public enum TCPConnector {
     }
 }
 
-/// One connect in flight. Loop-confined: touched only on `loop`'s thread.
+/// One connect in flight. Loop-confined: touched only on `loop`'s thread, hence
+/// `@exclusivity(unchecked)` on its state (see EventLoop).
 public final class ConnectAttempt: @unchecked Sendable {
     private let loop: EventLoop
-    private var completion: (@Sendable (Result<Int32, IOError>) -> Void)?
-    private var fd: Int32 = -1
-    private var registration: IORegistration?
-    private var timer: LoopTimer?
+    @exclusivity(unchecked) private var completion: (@Sendable (Result<Int32, IOError>) -> Void)?
+    @exclusivity(unchecked) private var fd: Int32 = -1
+    @exclusivity(unchecked) private var registration: IORegistration?
+    @exclusivity(unchecked) private var timer: LoopTimer?
 
     init(loop: EventLoop, completion: @escaping @Sendable (Result<Int32, IOError>) -> Void) {
         self.loop = loop
