@@ -68,11 +68,6 @@ public struct AuthParameters: Sendable, Equatable {
         span(named: name).map(string(of:))
     }
 
-    /// `valueBytes(_:)` for a lowercase literal name.
-    func valueBytes(_ name: StaticString) -> ArraySlice<UInt8>? {
-        span(named: name).map(content(of:))
-    }
-
     /// Lists compare by their parameters, not by how the header spelled them.
     public static func == (lhs: AuthParameters, rhs: AuthParameters) -> Bool {
         lhs.parameters == rhs.parameters
@@ -81,22 +76,20 @@ public struct AuthParameters: Sendable, Equatable {
     /// Parses `#auth-param` from `bytes`, accepting the empty list elements RFC 9110 §5.6.1
     /// tells recipients to skip, and refusing more than `maxCount` parameters.
     public init(parsing bytes: ArraySlice<UInt8>, maxCount: Int) throws(AuthError) {
-        let scanned = bytes.withUnsafeBufferPointer { Self.scan($0, maxCount: maxCount) }
+        let scanned = bytes.withUnsafeBufferPointer { Self.scan($0, base: bytes.startIndex, maxCount: maxCount) }
         switch scanned {
         case .success(let spans):
-            // Spans are offsets into the buffer; the slice may not start at zero.
-            let base = bytes.startIndex
-            self.spans = base == 0 ? spans : spans.map { $0.shifted(by: base) }
+            self.spans = spans
             self.bytes = bytes
         case .failure(let error):
             throw error
         }
     }
 
-    /// One pass over the list, checking the grammar and recording where each parameter lies.
-    /// It runs on an unsafe buffer: on a slice every byte read was a bounds check, which
-    /// cost more than the scan itself.
-    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, maxCount: Int) -> Result<[Span], AuthError> {
+    /// One pass over the list, checking the grammar and recording where each parameter lies
+    /// (as indices of the slice, which starts at `base`). It runs on an unsafe buffer: on a
+    /// slice every byte read was a bounds check, which cost more than the scan itself.
+    private static func scan(_ bytes: UnsafeBufferPointer<UInt8>, base: Int, maxCount: Int) -> Result<[Span], AuthError> {
         var spans: [Span] = []
         spans.reserveCapacity(12)
         var index = 0
@@ -140,11 +133,11 @@ public struct AuthParameters: Sendable, Equatable {
                 span = Span(name: name, value: valueStart..<index, quoted: false, escaped: false)
             }
             // A linear scan: at most `maxCount` short names, cheaper than hashing them.
-            guard !spans.contains(where: { sameName(bytes[$0.name], bytes[name]) }) else {
+            guard !spans.contains(where: { sameName(bytes[$0.name.lowerBound - base..<$0.name.upperBound - base], bytes[name]) }) else {
                 return .failure(.duplicateParameter(lowercasedName(bytes[name])))
             }
             guard spans.count < maxCount else { return .failure(.tooManyParameters) }
-            spans.append(span)
+            spans.append(span.shifted(by: base))
 
             skipWhitespace()
             if index == end { break }
@@ -155,20 +148,15 @@ public struct AuthParameters: Sendable, Equatable {
 
     private func span(named key: String) -> Span? {
         var key = key
-        return key.withUTF8 { key in
-            bytes.withUnsafeBufferPointer { received in
-                let offset = bytes.startIndex
-                return spans.first { span in
-                    span.name.count == key.count
-                        && Self.sameName(UnsafeBufferPointer(rebasing: received[(span.name.lowerBound - offset)...]), key)
-                }
-            }
-        }
+        return key.withUTF8(span(named:))
     }
 
     private func span(named key: StaticString) -> Span? {
-        let key = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-        return bytes.withUnsafeBufferPointer { received in
+        span(named: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+
+    private func span(named key: UnsafeBufferPointer<UInt8>) -> Span? {
+        bytes.withUnsafeBufferPointer { received in
             let offset = bytes.startIndex
             return spans.first { span in
                 span.name.count == key.count
