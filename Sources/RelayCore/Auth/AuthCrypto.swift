@@ -146,17 +146,24 @@ public enum AuthCrypto {
     }, free: { EVP_MD_CTX_free($0) })
 
     private static func digest(_ md: OpaquePointer, _ data: [UInt8], length: Int) -> [UInt8] {
-        let ctx = digestContexts.borrow()
-        var written: UInt32 = 0
-        let output = [UInt8](unsafeUninitializedCapacity: length) { out, count in
-            let ok = EVP_DigestInit_ex2(ctx, md, nil) == 1
-                && data.withUnsafeBytes { EVP_DigestUpdate(ctx, $0.baseAddress, $0.count) } == 1
-                && EVP_DigestFinal_ex(ctx, out.baseAddress, &written) == 1
-            guard ok, Int(written) == length else { fatalError("digest failed: \(drainOpenSSLErrors())") }
+        [UInt8](unsafeUninitializedCapacity: length) { out, count in
+            data.withUnsafeBytes { digest(md, $0, length: length, into: UnsafeMutableRawBufferPointer(out)) }
             count = length
         }
-        digestContexts.giveBack(ctx)
-        return output
+    }
+
+    /// The `length`-byte digest of `data` into the start of `output`, with no array on
+    /// either side (a Digest response hashes twice per request).
+    static func digest(_ md: OpaquePointer, _ data: UnsafeRawBufferPointer, length: Int,
+                       into output: UnsafeMutableRawBufferPointer) {
+        precondition(output.count >= length)
+        let ctx = digestContexts.borrow()
+        defer { digestContexts.giveBack(ctx) }
+        var written: UInt32 = 0
+        let ok = EVP_DigestInit_ex2(ctx, md, nil) == 1
+            && EVP_DigestUpdate(ctx, data.baseAddress, data.count) == 1
+            && EVP_DigestFinal_ex(ctx, output.baseAddress!.assumingMemoryBound(to: UInt8.self), &written) == 1
+        guard ok, Int(written) == length else { fatalError("digest failed: \(drainOpenSSLErrors())") }
     }
 
     private static func hmac(_ template: OpaquePointer, key: [UInt8], data: [UInt8], length: Int) -> [UInt8] {

@@ -1,23 +1,19 @@
 /// Lowercase hex, as Digest (RFC 7616 §3.4.1) and NTLM test vectors spell digests.
 public enum AuthHex {
-    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// The lowercase hex digit of a nibble (0...15).
+    static func lowercaseDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
 
     /// Lowercase hex of `bytes`.
     public static func encode(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
             for (i, byte) in bytes.enumerated() {
-                out[2 * i] = digits[Int(byte >> 4)]
-                out[2 * i + 1] = digits[Int(byte & 0x0F)]
+                out[2 * i] = lowercaseDigit(byte >> 4)
+                out[2 * i + 1] = lowercaseDigit(byte & 0x0F)
             }
             return bytes.count * 2
-        }
-    }
-
-    /// Appends the lowercase hex of `bytes` to `out` (no intermediate string).
-    public static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
         }
     }
 

@@ -7,8 +7,8 @@
 ///
 /// Parsing checks the whole grammar but records only where each name and value lie in
 /// the received bytes: a Digest request carries a dozen parameters and reads most of them
-/// once, so a `String` is built only for a value that is asked for, and `valueBytes`
-/// hands out a value (a hex digest, a count) without building one at all.
+/// once, so a `String` is built only for a value that is asked for, and `forEach` hands
+/// out every value (a hex digest, a count) without building one at all.
 public struct AuthParameters: Sendable, Equatable {
     /// One parameter as received.
     public struct Parameter: Sendable, Equatable {
@@ -56,16 +56,11 @@ public struct AuthParameters: Sendable, Equatable {
         span(named: name).map { Parameter(name: AuthSyntax.asciiLowercased(name), value: string(of: $0), wasQuoted: $0.quoted) }
     }
 
-    /// The value's bytes, unquoted and unescaped, of the parameter named `name`
-    /// (case-insensitive), without building a string.
-    public func valueBytes(_ name: String) -> ArraySlice<UInt8>? {
-        span(named: name).map(content(of:))
-    }
-
-    /// The value of the parameter named `name` (a lowercase literal), if present: the
-    /// lookup Digest verification makes a dozen times per request, without bridging `name`.
-    func value(_ name: StaticString) -> String? {
-        span(named: name).map(string(of:))
+    /// Calls `body` with each parameter's name as received and its value unquoted and
+    /// unescaped, in order: one pass for a caller that reads most of the list (Digest
+    /// credentials) instead of a lookup per name.
+    func forEach(_ body: (_ name: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>) -> Void) {
+        for span in spans { body(bytes[span.name], content(of: span)) }
     }
 
     /// Lists compare by their parameters, not by how the header spelled them.
@@ -149,10 +144,6 @@ public struct AuthParameters: Sendable, Equatable {
     private func span(named key: String) -> Span? {
         var key = key
         return key.withUTF8(span(named:))
-    }
-
-    private func span(named key: StaticString) -> Span? {
-        span(named: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
     }
 
     private func span(named key: UnsafeBufferPointer<UInt8>) -> Span? {

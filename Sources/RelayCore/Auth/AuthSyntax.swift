@@ -1,3 +1,5 @@
+import COpenSSL
+
 /// Byte-level pieces of the HTTP authentication grammar (RFC 9110 §5.6, §11) shared by the
 /// header, auth-param and Basic parsers.
 enum AuthSyntax {
@@ -80,14 +82,29 @@ enum AuthSyntax {
         a.utf8.elementsEqual(b.utf8) { asciiLowercased($0) == asciiLowercased($1) }
     }
 
+    /// True when `bytes` spell `lowercase` (a lowercase ASCII literal), ignoring ASCII case.
+    static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        return bytes.withUnsafeBufferPointer { received in
+            var index = 0
+            while index < expected.count {
+                guard asciiLowercased(received[index]) == expected[index] else { return false }
+                index += 1
+            }
+            return true
+        }
+    }
+
     /// True when `a` and `b` hold the same UTF-8 bytes. String's `==` would also accept
     /// canonically equivalent spellings, and `utf8.elementsEqual` walks both views through
-    /// generic iterators: this compares the contiguous bytes (a Digest request checks three).
+    /// generic iterators: this compares the contiguous bytes (a Digest request checks three),
+    /// in constant time as it happens.
     static func sameBytes(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        return a.utf8.withContiguousStorageIfAvailable { a in
-            b.utf8.withContiguousStorageIfAvailable { b in a.elementsEqual(b) }
-        }.flatMap { $0 } ?? a.utf8.elementsEqual(b.utf8)
+        var a = a
+        var b = b
+        return a.withUTF8 { a in b.withUTF8 { b in a.isEmpty || CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 } }
     }
 
     /// True when `text` contains a C0 control, DEL or a C1 control.

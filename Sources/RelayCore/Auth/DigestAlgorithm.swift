@@ -32,6 +32,14 @@ public enum DigestAlgorithm: String, Sendable, CaseIterable, Hashable {
         }
     }
 
+    /// The raw digest of `bytes` into the start of `output` (at least `digestLength` bytes).
+    func hash(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+        switch self {
+        case .sha256: AuthCrypto.digest(AuthAlgorithms.shared.sha256, bytes, length: 32, into: output)
+        case .md5: AuthCrypto.digest(AuthAlgorithms.shared.md5, bytes, length: 16, into: output)
+        }
+    }
+
     /// Lowercase hex of the digest of `text`'s UTF-8 bytes: RFC 7616's `H(data)`.
     public func hexHash(_ text: String) -> String {
         AuthHex.encode(hash(Array(text.utf8)))

@@ -168,31 +168,74 @@ public struct DigestAuthenticator: Sendable {
         }
     }
 
-    /// `H(hex(HA1) ":" nonce ":" nc ":" cnonce ":" qop ":" hex(H(method ":" uri)))`, built in
-    /// one byte buffer: it runs for every Digest request.
+    /// `H(hex(HA1) ":" nonce ":" nc ":" cnonce ":" qop ":" hex(H(method ":" uri)))`, both hash
+    /// inputs built in one temporary buffer: it runs for every Digest request, and building
+    /// them as arrays (appending byte by byte, one array per hash and per result) cost more
+    /// than the hashing.
     static func response(ha1: [UInt8], method: String, credentials: DigestCredentials) -> [UInt8] {
         let algorithm = credentials.algorithm
-        let colon = UInt8(ascii: ":")
-        var data: [UInt8] = []
-        data.reserveCapacity(method.utf8.count + credentials.uri.utf8.count + 1)
-        data.append(contentsOf: method.utf8)
-        data.append(colon)
-        data.append(contentsOf: credentials.uri.utf8)
-        let ha2 = algorithm.hash(data)
-        data.removeAll(keepingCapacity: true)
-        data.reserveCapacity(4 * algorithm.digestLength + credentials.nonce.utf8.count + credentials.cnonce.utf8.count
-                             + credentials.nonceCountText.utf8.count + credentials.qop.utf8.count + 5)
-        func field(_ text: String) {
-            data.append(contentsOf: text.utf8)
-            data.append(colon)
+        let length = algorithm.digestLength
+        let capacity = max(method.utf8.count + 1 + credentials.uri.utf8.count,
+                           4 * length + credentials.nonce.utf8.count + credentials.nonceCountText.utf8.count
+                               + credentials.cnonce.utf8.count + credentials.qop.utf8.count + 5)
+        return [UInt8](unsafeUninitializedCapacity: length) { digest, count in
+            withUnsafeTemporaryAllocation(byteCount: capacity + length, alignment: 1) { scratch in
+                let ha2 = UnsafeMutableRawBufferPointer(rebasing: scratch[capacity...])
+                var input = HashInput(UnsafeMutableRawBufferPointer(rebasing: scratch[..<capacity]))
+                input.append(method)
+                input.append(colon)
+                input.append(credentials.uri)
+                algorithm.hash(input.bytes, into: ha2)
+
+                input = HashInput(UnsafeMutableRawBufferPointer(rebasing: scratch[..<capacity]))
+                ha1.withUnsafeBytes { input.appendHex($0) }
+                for field in [credentials.nonce, credentials.nonceCountText, credentials.cnonce, credentials.qop] {
+                    input.append(colon)
+                    input.append(field)
+                }
+                input.append(colon)
+                input.appendHex(UnsafeRawBufferPointer(ha2))
+                algorithm.hash(input.bytes, into: UnsafeMutableRawBufferPointer(digest))
+            }
+            count = length
         }
-        AuthHex.append(ha1, to: &data)
-        data.append(colon)
-        field(credentials.nonce)
-        field(credentials.nonceCountText)
-        field(credentials.cnonce)
-        field(credentials.qop)
-        AuthHex.append(ha2, to: &data)
-        return algorithm.hash(data)
+    }
+
+    private static let colon = UInt8(ascii: ":")
+
+    /// Bytes written into a buffer sized for them beforehand.
+    private struct HashInput {
+        private let buffer: UnsafeMutableRawBufferPointer
+        private var count = 0
+
+        init(_ buffer: UnsafeMutableRawBufferPointer) {
+            self.buffer = buffer
+        }
+
+        var bytes: UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: buffer[..<count])
+        }
+
+        mutating func append(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
+
+        mutating func append(_ text: String) {
+            var text = text
+            text.withUTF8 { utf8 in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[count..<count + utf8.count]).copyMemory(from: UnsafeRawBufferPointer(utf8))
+                count += utf8.count
+            }
+        }
+
+        /// Lowercase hex, as RFC 7616 spells digests inside the response.
+        mutating func appendHex(_ raw: UnsafeRawBufferPointer) {
+            for byte in raw {
+                buffer[count] = AuthHex.lowercaseDigit(byte >> 4)
+                buffer[count + 1] = AuthHex.lowercaseDigit(byte & 0x0F)
+                count += 2
+            }
+        }
     }
 }

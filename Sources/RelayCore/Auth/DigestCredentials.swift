@@ -50,38 +50,47 @@ public struct DigestCredentials: Sendable, Equatable {
         try self.init(parameters: parameters)
     }
 
-    /// Decodes Digest credentials from an auth-param list.
+    /// Decodes Digest credentials from an auth-param list, reading the list once.
     public init(parameters: AuthParameters) throws(AuthError) {
-        func required(_ name: StaticString, max: Int) throws(AuthError) -> String {
-            guard let value = parameters.value(name) else { throw .missingParameter("\(name)") }
-            guard value.utf8.count <= max else { throw .badParameter("\(name)") }
+        var received = Fields()
+        parameters.forEach { name, value in
+            if let field = Field(name: name) { received[field] = value }
+        }
+        func required(_ field: Field, max: Int) throws(AuthError) -> ArraySlice<UInt8> {
+            guard let value = received[field] else { throw .missingParameter(field.name) }
+            guard value.count <= max else { throw .badParameter(field.name) }
             return value
         }
+        func text(_ bytes: ArraySlice<UInt8>) -> String {
+            // Token values are ASCII and quoted ones were checked as UTF-8 when parsed.
+            bytes.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+        }
 
-        if let token = parameters.value("algorithm") {
-            guard let algorithm = DigestAlgorithm(token: token) else { throw .badParameter("algorithm") }
+        if let token = received[.algorithm] {
+            guard let algorithm = DigestAlgorithm(token: text(token)) else { throw .badParameter("algorithm") }
             self.algorithm = algorithm
         } else {
             algorithm = .md5
         }
 
-        switch parameters.value("userhash").map(AuthSyntax.asciiLowercased) {
-        case nil, "false": userhash = false
-        case "true": userhash = true
+        switch received[.userhash] {
+        case nil: userhash = false
+        case let flag? where AuthSyntax.equalsIgnoringCase(flag, "false"): userhash = false
+        case let flag? where AuthSyntax.equalsIgnoringCase(flag, "true"): userhash = true
         default: throw .badParameter("userhash")
         }
 
-        switch (parameters.value("username"), parameters.value("username*")) {
+        switch (received[.username], received[.extendedUsername]) {
         case (let plain?, nil):
-            guard !plain.isEmpty, plain.utf8.count <= Bounds.username else { throw .badParameter("username") }
+            guard !plain.isEmpty, plain.count <= Bounds.username else { throw .badParameter("username") }
             if userhash {
-                guard plain.utf8.count == 2 * algorithm.digestLength, AuthHex.decode(plain) != nil else {
+                guard plain.count == 2 * algorithm.digestLength, AuthHex.decode(plain) != nil else {
                     throw .badParameter("username")
                 }
             }
-            username = plain
+            username = text(plain)
         case (nil, let extended?):
-            guard !userhash, let decoded = Self.decodeExtendedValue(extended),
+            guard !userhash, let decoded = Self.decodeExtendedValue(text(extended)),
                   !decoded.isEmpty, decoded.utf8.count <= Bounds.username
             else { throw .badParameter("username*") }
             username = decoded
@@ -92,24 +101,26 @@ public struct DigestCredentials: Sendable, Equatable {
         }
         guard !AuthSyntax.containsControl(username) else { throw .badParameter("username") }
 
-        realm = try required("realm", max: Bounds.realm)
-        nonce = try required("nonce", max: Bounds.nonce)
-        uri = try required("uri", max: Bounds.uri)
+        realm = text(try required(.realm, max: Bounds.realm))
+        nonce = text(try required(.nonce, max: Bounds.nonce))
+        uri = text(try required(.uri, max: Bounds.uri))
         guard !uri.isEmpty, !AuthSyntax.containsControl(uri) else { throw .badParameter("uri") }
 
-        guard let responseText = parameters.valueBytes("response") else { throw .missingParameter("response") }
+        let responseText = try required(.response, max: 64)
         guard responseText.count == 2 * algorithm.digestLength, let response = AuthHex.decode(responseText) else {
             throw .badParameter("response")
         }
         self.response = response
 
-        qop = try required("qop", max: 16)
-        guard AuthSyntax.asciiCaseInsensitiveEquals(qop, "auth") else { throw .badParameter("qop") }
+        let qopText = try required(.qop, max: 16)
+        guard AuthSyntax.equalsIgnoringCase(qopText, "auth") else { throw .badParameter("qop") }
+        qop = text(qopText)
 
-        cnonce = try required("cnonce", max: Bounds.cnonce)
-        guard !cnonce.isEmpty else { throw .badParameter("cnonce") }
+        let cnonceText = try required(.cnonce, max: Bounds.cnonce)
+        guard !cnonceText.isEmpty else { throw .badParameter("cnonce") }
+        cnonce = text(cnonceText)
 
-        guard let countDigits = parameters.valueBytes("nc") else { throw .missingParameter("nc") }
+        let countDigits = try required(.nc, max: 8)
         var count: UInt32 = 0
         for digit in countDigits {
             guard countDigits.count == 8, let nibble = AuthHex.nibble(digit) else { throw .badParameter("nc") }
@@ -117,13 +128,71 @@ public struct DigestCredentials: Sendable, Equatable {
         }
         guard count > 0 else { throw .badParameter("nc") }
         nonceCount = count
-        nonceCountText = String(decoding: countDigits, as: UTF8.self)
+        nonceCountText = text(countDigits)
 
-        if let opaque = parameters.value("opaque") {
-            guard opaque.utf8.count <= Bounds.nonce else { throw .badParameter("opaque") }
-            self.opaque = opaque
+        if let opaque = received[.opaque] {
+            guard opaque.count <= Bounds.nonce else { throw .badParameter("opaque") }
+            self.opaque = text(opaque)
         } else {
             opaque = nil
+        }
+    }
+
+    /// The parameters Digest credentials are made of; any other is ignored (RFC 7616 §3.4).
+    private enum Field: Int, CaseIterable {
+        case algorithm, userhash, username, extendedUsername, realm, nonce, uri, response, qop, cnonce, nc, opaque
+
+        /// The parameter's name, lowercase.
+        var name: String {
+            switch self {
+            case .extendedUsername: "username*"
+            default: "\(self)"
+            }
+        }
+
+        /// The field a received name (any case) stands for, if any. Lengths tell most names
+        /// apart before a byte is compared.
+        init?(name: ArraySlice<UInt8>) {
+            let candidates: [Field] = switch name.count {
+            case 2: [.nc]
+            case 3: [.uri, .qop]
+            case 5: [.realm, .nonce]
+            case 6: [.cnonce, .opaque]
+            case 8: [.username, .userhash, .response]
+            case 9: [.algorithm, .extendedUsername]
+            default: []
+            }
+            guard let field = candidates.first(where: { AuthSyntax.equalsIgnoringCase(name, $0.staticName) }) else {
+                return nil
+            }
+            self = field
+        }
+
+        private var staticName: StaticString {
+            switch self {
+            case .algorithm: "algorithm"
+            case .userhash: "userhash"
+            case .username: "username"
+            case .extendedUsername: "username*"
+            case .realm: "realm"
+            case .nonce: "nonce"
+            case .uri: "uri"
+            case .response: "response"
+            case .qop: "qop"
+            case .cnonce: "cnonce"
+            case .nc: "nc"
+            case .opaque: "opaque"
+            }
+        }
+    }
+
+    /// The value received for each field, by the field's raw value.
+    private struct Fields {
+        private var values = [ArraySlice<UInt8>?](repeating: nil, count: Field.allCases.count)
+
+        subscript(field: Field) -> ArraySlice<UInt8>? {
+            get { values[field.rawValue] }
+            set { values[field.rawValue] = newValue }
         }
     }
 

@@ -59,13 +59,16 @@ import Testing
         #expect(try ProxyAuthorization(parsing: enough).parameters?.parameters.count == 32)
     }
 
-    @Test func valueBytesAreUnquotedAndUnescapedWhereverTheListStarts() throws {
+    @Test func valuesAreUnquotedAndUnescapedWhereverTheListStarts() throws {
         // The list is parsed from the middle of a buffer, as ProxyAuthorization hands it over.
         let buffer = Array(#"Digest response="ab\"c", nc=00000001"#.utf8)
         let params = try AuthParameters(parsing: buffer[7...], maxCount: 4)
-        #expect(params.valueBytes("RESPONSE").map(Array.init) == Array(#"ab"c"#.utf8))
-        #expect(params.valueBytes("nc").map(Array.init) == Array("00000001".utf8))
-        #expect(params.valueBytes("cnonce") == nil)
+        var seen: [(String, [UInt8])] = []
+        params.forEach { name, value in seen.append((String(decoding: name, as: UTF8.self), Array(value))) }
+        #expect(seen.map(\.0) == ["response", "nc"])
+        #expect(seen.map(\.1) == [Array(#"ab"c"#.utf8), Array("00000001".utf8)])
+        #expect(params["RESPONSE"] == #"ab"c"#)
+        #expect(params["cnonce"] == nil)
         // Lists compare by what they say, not by how they were spelled.
         let respelled = try AuthParameters(parsing: Array(#"RESPONSE = "ab\"c",nc="00000001""#.utf8)[...], maxCount: 4)
         #expect(params.parameters.map(\.value) == respelled.parameters.map(\.value))
