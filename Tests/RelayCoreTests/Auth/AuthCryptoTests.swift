@@ -83,4 +83,17 @@ import Testing
         let b = AuthCrypto.randomBytes(count: 32)
         #expect(a.count == 32 && b.count == 32 && a != b)
     }
+
+    @Test func hexDecodesEitherCaseAndRefusesAnythingElse() {
+        let bytes: [UInt8] = [0x00, 0x7f, 0x80, 0xab, 0xff]
+        #expect(AuthHex.decode(AuthHex.encode(bytes)) == bytes)
+        #expect(AuthHex.decode("007F80ABff") == bytes)
+        #expect(AuthHex.decode("") == [])
+        for bad in ["0", "abc", "g0", "0g", "00 1", "0-", "\u{e9}0"] {
+            #expect(AuthHex.decode(bad) == nil, "\(bad)")
+        }
+        // A slice from the middle of a buffer, as a Digest response arrives.
+        let buffer = Array("response=00ff;".utf8)
+        #expect(AuthHex.decode(buffer[9..<13]) == [0x00, 0xff])
+    }
 }
