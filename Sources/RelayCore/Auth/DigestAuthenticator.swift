@@ -8,7 +8,9 @@
 /// anything from the stale flag. Time is supplied by the caller in Unix seconds.
 ///
 /// One authenticator serves a listener; it is `Sendable` and may be used from every loop.
-public struct DigestAuthenticator: Sendable {
+/// A class, so that handing it to a request's verification retains one reference rather
+/// than each of its fields.
+public final class DigestAuthenticator: Sendable {
     /// Returns the raw `H(user:realm:password)` stored for a user, realm and algorithm, or
     /// nil when the user is unknown. Called synchronously, once per verification.
     public typealias HA1Lookup = (_ user: String, _ realm: String, _ algorithm: DigestAlgorithm) -> [UInt8]?

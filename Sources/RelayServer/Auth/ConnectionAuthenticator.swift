@@ -109,46 +109,60 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         guard let digest = shared.digest, let credentials = try? DigestCredentials(authorization) else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Digest")))
         }
-        let store = shared.store
         let claimed = credentials.userhash
-            ? store?.userForUserhash(credentials.username.lowercased(), realm: digest.configuration.realm,
-                                     algorithm: credentials.algorithm)
+            ? shared.store?.userForUserhash(credentials.username.lowercased(), realm: digest.configuration.realm,
+                                            algorithm: credentials.algorithm)
             : credentials.username
         if shared.isLocked(principal: claimed, source: source) {
             return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: "Digest")))
         }
-        let signedTarget = request.originForm.flatMap { credentials.uri == $0 ? $0 : nil } ?? request.target
-        let verify: @Sendable ([UInt8]?) -> Void = { [shared, source] helperHA1 in
-            let verification = digest.verify(
-                credentials, method: request.method, requestTarget: signedTarget, now: ProxyAuthenticator.unixTime(),
-                credentialsVersion: shared.helpers.digest == nil ? store?.generation : nil,
-                userForUserhash: { hash, realm, algorithm in store?.userForUserhash(hash, realm: realm, algorithm: algorithm) },
-                ha1: { user, realm, algorithm in
-                    if shared.helpers.digest != nil { return algorithm == .md5 ? helperHA1 : nil }
-                    return store?.digestHA1(user: user, realm: realm, algorithm: algorithm)
-                })
-            switch verification {
-            case .ok(let user):
-                answer(Self.settle(shared, nil, user: user, scheme: .digest, source: source, scope: .request))
-            case .stale:
-                answer(.refused(ProxyAuthRefusal(reason: .staleNonce, claimedPrincipal: claimed, scheme: "Digest",
-                                                 challenges: shared.challenges(stale: true))))
-            case .failed(let failure):
-                answer(Self.settle(shared, ReasonCode(failure), user: claimed, scheme: .digest, source: source,
-                                   scope: .request))
-            }
+        // The store answers at once, so its verification runs here without a closure to
+        // carry the request across (it captured the credentials, the request and the
+        // authenticator on every Digest request).
+        guard let helper = shared.helpers.digest, !credentials.userhash else {
+            return answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
+                                            shared: shared, source: source))
         }
-        guard let helper = shared.helpers.digest else { return verify(nil) }
-        guard !credentials.userhash else { return verify(nil) }
         helper.digestHA1(user: credentials.username, realm: digest.configuration.realm) { [shared, source] reply in
             switch reply {
-            case .ha1(let ha1): verify(ha1)
-            case .err: verify(nil)
+            case .ha1(let ha1):
+                answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: ha1,
+                                         shared: shared, source: source))
+            case .err:
+                answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
+                                         shared: shared, source: source))
             case .helperBroken, .overloaded:
                 answer(Self.settle(shared, .authUnavailable, user: claimed, scheme: .digest, source: source, scope: .request))
             case .invalidInput:
                 answer(Self.settle(shared, .badCredentials, user: claimed, scheme: .digest, source: source, scope: .request))
             }
+        }
+    }
+
+    /// Checks Digest credentials against the store, or against the HA1 a helper returned
+    /// (`helperHA1`, nil when it knew no such user) when a helper is configured.
+    private static func verifyDigest(_ digest: DigestAuthenticator, _ credentials: DigestCredentials,
+                                     request: ProxyAuthRequest, claimed: String?, helperHA1: [UInt8]?,
+                                     shared: ProxyAuthenticator, source: String) -> ProxyAuthOutcome {
+        let store = shared.store
+        let viaHelper = shared.helpers.digest != nil
+        let signedTarget = request.originForm.flatMap { credentials.uri == $0 ? $0 : nil } ?? request.target
+        let verification = digest.verify(
+            credentials, method: request.method, requestTarget: signedTarget, now: ProxyAuthenticator.unixTime(),
+            credentialsVersion: viaHelper ? nil : store?.generation,
+            userForUserhash: { hash, realm, algorithm in store?.userForUserhash(hash, realm: realm, algorithm: algorithm) },
+            ha1: { user, realm, algorithm in
+                if viaHelper { return algorithm == .md5 ? helperHA1 : nil }
+                return store?.digestHA1(user: user, realm: realm, algorithm: algorithm)
+            })
+        switch verification {
+        case .ok(let user):
+            return settle(shared, nil, user: user, scheme: .digest, source: source, scope: .request)
+        case .stale:
+            return .refused(ProxyAuthRefusal(reason: .staleNonce, claimedPrincipal: claimed, scheme: "Digest",
+                                             challenges: shared.challenges(stale: true)))
+        case .failed(let failure):
+            return settle(shared, ReasonCode(failure), user: claimed, scheme: .digest, source: source, scope: .request)
         }
     }
 
