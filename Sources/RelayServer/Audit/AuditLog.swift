@@ -62,7 +62,8 @@ public final class AuditLog: Sendable {
             attempts.removeAll(keepingCapacity: keep)
         }
 
-        mutating func append(_ record: AuditRecord, _ callback: Callback?, attempts attempt: UInt8) {
+        mutating func append(_ record: consuming AuditRecord, _ callback: Callback?, attempts attempt: UInt8) {
+            // Consumed: a borrowed record was copied into the array, retaining every string.
             records.append(record)
             callbacks.append(callback)
             attempts.append(attempt)

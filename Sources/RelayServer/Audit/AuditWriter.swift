@@ -115,23 +115,23 @@ final class AuditWriter: @unchecked Sendable {
             }
             knownTail = nil
             let first = seq + 1
-            for index in records.indices {
+            for record in records {
                 seq += 1
                 // Two loops can stamp events microseconds apart in one order and queue them in
                 // the other: the later row takes its predecessor's time.
-                tailMicros = max(tailMicros, records[index].timestampMicros)
+                tailMicros = max(tailMicros, record.timestampMicros)
                 let ts = timestamps.format(micros: tailMicros)
-                let needed = AuditCanonical.maxEncodedCount(records[index], timestampCount: ts.count)
+                let needed = AuditCanonical.maxEncodedCount(record, timestampCount: ts.count)
                 if needed > row.count {
                     row.deallocate()
                     row = .allocate(byteCount: needed, alignment: 8)
                 }
-                let count = AuditCanonical.encode(seq: seq, ts: ts, records[index], into: row, fields: fields)
+                let count = AuditCanonical.encode(seq: seq, ts: ts, record, into: row, fields: fields)
                 let encoded = UnsafeRawBufferPointer(rebasing: row[..<count])
                 cursor.advance(over: encoded)
                 // The text columns are bound from the encoded row and the cursor's hex buffers
                 // without a copy: both stay put until the step below is done.
-                guard bind(insert, seq: seq, row: encoded, records[index]) == SQLITE_OK else { throw writeError("bind seq \(seq)") }
+                guard bind(insert, seq: seq, row: encoded, record) == SQLITE_OK else { throw writeError("bind seq \(seq)") }
                 guard run(insert) == SQLITE_DONE else { throw writeError("INSERT seq \(seq)") }
             }
             guard run(commit) == SQLITE_DONE else { throw writeError("COMMIT") }

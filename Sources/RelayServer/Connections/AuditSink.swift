@@ -27,8 +27,9 @@ final class AuditSink: Sendable {
             simulated: false)
         let level: RelayLog.Level = entry.decision == .deny || entry.reason.isFailure ? .notice : .info
         logger.log(level, Self.line(entry, identity))
+        // The row is handed over, not copied (a copy retains and releases each of its strings).
         if let committed {
-            log.append(record, startNow: context == nil) { result in
+            log.append(consume record, startNow: context == nil) { result in
                 switch result {
                 case .success: committed(true)
                 case .failure: committed(false)
@@ -36,7 +37,7 @@ final class AuditSink: Sendable {
             }
             context?.kickAuditBeforeWaiting()
         } else {
-            log.append(record)
+            log.append(consume record)
         }
     }
 
