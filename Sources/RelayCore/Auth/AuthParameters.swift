@@ -116,10 +116,12 @@ public struct AuthParameters: Sendable, Equatable {
                 }
                 span = Span(name: name, value: value, quoted: true, escaped: escaped)
                 index = next
-                // Rare, so the copy (content(of:in:) reads a slice) does not matter.
-                if bytes[value].contains(where: { $0 >= 0x80 }),
-                   AuthSyntax.utf8String(content(of: span, in: Array(bytes)[...])) == nil {
-                    return .failure(.badParameter(lowercasedName(bytes[name])))
+                // Checked in place (only an escaped value is copied, to undo its escapes): a
+                // client decides how many non-ASCII values a header holds.
+                if bytes[value].contains(where: { $0 >= 0x80 }) {
+                    let raw = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[value]))
+                    let text = escaped ? unescape(raw).withUnsafeBytes(HTTPBytes.string) : HTTPBytes.string(raw)
+                    guard text != nil else { return .failure(.badParameter(lowercasedName(bytes[name]))) }
                 }
             } else {
                 let valueStart = index
@@ -166,17 +168,24 @@ public struct AuthParameters: Sendable, Equatable {
     }
 
     private static func content(of span: Span, in bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
-        guard span.escaped else { return bytes[span.value] }
+        span.escaped ? unescape(bytes[span.value])[...] : bytes[span.value]
+    }
+
+    /// A quoted-string's content with its quoted-pairs undone; `quotedString` checked that
+    /// every backslash in it escapes a byte inside it.
+    private static func unescape(_ content: some Collection<UInt8>) -> [UInt8] {
         var unescaped: [UInt8] = []
-        unescaped.reserveCapacity(span.value.count)
-        var index = span.value.lowerBound
-        while index < span.value.upperBound {
-            // quotedString checked that every backslash escapes a byte inside the value.
-            if bytes[index] == UInt8(ascii: "\\") { index += 1 }
-            unescaped.append(bytes[index])
-            index += 1
+        unescaped.reserveCapacity(content.count)
+        var escaping = false
+        for byte in content {
+            if !escaping && byte == UInt8(ascii: "\\") {
+                escaping = true
+                continue
+            }
+            escaping = false
+            unescaped.append(byte)
         }
-        return unescaped[...]
+        return unescaped
     }
 
     private static func sameName(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {

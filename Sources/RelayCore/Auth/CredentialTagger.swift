@@ -3,12 +3,13 @@ import COpenSSL
 /// A 128-bit tag standing for one user and password, for remembering a login that passed
 /// the slow KDF without remembering the password.
 public struct CredentialTag: Hashable, Sendable {
-    let high: UInt64
-    let low: UInt64
+    /// SipHash's output bytes 0–7 and 8–15, as they lie in memory.
+    let first: UInt64
+    let second: UInt64
 
     /// The tag's 16 bytes in SipHash's output order.
     var bytes: [UInt8] {
-        withUnsafeBytes(of: (high, low)) { Array($0) }
+        withUnsafeBytes(of: (first, second)) { Array($0) }
     }
 }
 
@@ -43,13 +44,15 @@ public final class CredentialTagger: Sendable {
                 fatalError("EVP_MAC_CTX_new(SIPHASH): \(drainOpenSSLErrors())")
             }
             var size = Self.tagLength
-            var params = [
-                OSSL_PARAM_construct_size_t(AuthAlgorithms.shared.paramSize, &size),
-                OSSL_PARAM_construct_end(),
-            ]
-            guard EVP_MAC_CTX_set_params(ctx, &params) == 1 else {
-                fatalError("SipHash output size: \(drainOpenSSLErrors())")
+            // The param keeps the pointer to `size`, so it is only used inside this scope.
+            let sized = withUnsafeMutablePointer(to: &size) { size in
+                var params = [
+                    OSSL_PARAM_construct_size_t(AuthAlgorithms.shared.paramSize, size),
+                    OSSL_PARAM_construct_end(),
+                ]
+                return EVP_MAC_CTX_set_params(ctx, &params) == 1
             }
+            guard sized else { fatalError("SipHash output size: \(drainOpenSSLErrors())") }
             return ctx
         }, free: { EVP_MAC_CTX_free($0) })
     }
@@ -74,6 +77,6 @@ public final class CredentialTagger: Sendable {
                 EVP_MAC_final(ctx, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), &written, Self.tagLength)
             } == 1
         guard ok, written == Self.tagLength else { fatalError("SipHash failed: \(drainOpenSSLErrors())") }
-        return CredentialTag(high: digest.0, low: digest.1)
+        return CredentialTag(first: digest.0, second: digest.1)
     }
 }

@@ -177,6 +177,8 @@ public final class DigestAuthenticator: Sendable {
     static func response(ha1: [UInt8], method: String, credentials: DigestCredentials) -> [UInt8] {
         let algorithm = credentials.algorithm
         let length = algorithm.digestLength
+        // The buffer below is sized for this HA1; its writes are not bounds-checked.
+        precondition(ha1.count == length, "HA1 length does not match the algorithm")
         let capacity = max(method.utf8.count + 1 + credentials.uri.utf8.count,
                            4 * length + credentials.nonce.utf8.count + credentials.nonceCountText.utf8.count
                                + credentials.cnonce.utf8.count + credentials.qop.utf8.count + 5)

@@ -18,10 +18,14 @@ public final class EventLoop: @unchecked Sendable {
     private let threadID = Atomic<UInt>(0)
     private let pendingTasks = Mutex<[@Sendable () -> Void]>([])
     // Loop-confined below. These properties, and those of the other loop-confined classes
-    // here (IORegistration, SplicePump, ConnectAttempt), skip the runtime exclusivity check:
-    // only the loop's thread touches them, the compiler still checks their accesses
-    // statically, and the dynamic check cost about a hundred TLS-bound calls per tunnel (7%
-    // of the relay's user-space instructions on the forward path).
+    // here (IORegistration, SplicePump, ConnectAttempt), skip the runtime exclusivity check,
+    // which cost about a hundred TLS-bound calls per tunnel (7% of the relay's user-space
+    // instructions on the forward path). The invariant that makes this safe, and that new
+    // code must keep: only the loop's thread touches them, and no access to one stays open
+    // across a call into a handler, timer or task (run() copies `beforeWaiting` before
+    // running it, pops timers one at a time, loads a handler before calling it), so a
+    // handler that re-enters cannot overlap an access. A violation would corrupt memory
+    // instead of trapping.
     @exclusivity(unchecked) private var registrations: [UInt64: IORegistration] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 1
     /// Descriptors left in epoll as disabled one-shot entries by a registration that let go

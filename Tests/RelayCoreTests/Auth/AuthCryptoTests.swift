@@ -89,7 +89,8 @@ import Testing
         #expect(AuthHex.decode(AuthHex.encode(bytes)) == bytes)
         #expect(AuthHex.decode("007F80ABff") == bytes)
         #expect(AuthHex.decode("") == [])
-        for bad in ["0", "abc", "g0", "0g", "00 1", "0-", "\u{e9}0"] {
+        // "\u{e9}" is two UTF-8 bytes (C3 A9): an even length of non-hex bytes.
+        for bad in ["0", "abc", "g0", "0g", "00 1", "0-", "\u{e9}0", "\u{e9}", "00\u{e9}"] {
             #expect(AuthHex.decode(bad) == nil, "\(bad)")
         }
         // A slice from the middle of a buffer, as a Digest response arrives.

@@ -237,6 +237,18 @@ import Testing
         return try DigestCredentials(ProxyAuthorization(parsing: "Digest " + pairs.joined(separator: ", ")))
     }
 
+    @Test func readsParameterNamesInAnyCase() throws {
+        let shouted = Self.complete.map { "\($0.0.uppercased())=\($0.1)" } + ["Opaque=\"o\"", "UserHash=false"]
+        let credentials = try DigestCredentials(ProxyAuthorization(parsing: "Digest " + shouted.joined(separator: ", ")))
+        #expect(credentials.username == "Mufasa" && credentials.realm == "r" && credentials.nonce == "n")
+        #expect(credentials.uri == "/" && credentials.algorithm == .sha256 && credentials.qop == "auth")
+        #expect(credentials.cnonce == "c" && credentials.nonceCount == 1 && credentials.opaque == "o")
+        #expect(credentials.userhash == false && credentials.response == [UInt8](repeating: 0xAA, count: 32))
+        // Parameters Digest does not define are ignored, whatever their case.
+        let extra = Self.complete.map { "\($0.0)=\($0.1)" } + ["X-Extra=1", "nonceX=2"]
+        #expect(try DigestCredentials(ProxyAuthorization(parsing: "Digest " + extra.joined(separator: ", "))).nonce == "n")
+    }
+
     @Test func refusesMissingRequiredParameters() throws {
         _ = try Self.credentials(replacing: "none", with: nil)
         for name in ["username", "realm", "nonce", "uri", "response", "qop", "cnonce", "nc"] {

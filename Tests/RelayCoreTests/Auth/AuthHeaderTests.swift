@@ -69,9 +69,20 @@ import Testing
         #expect(seen.map(\.1) == [Array(#"ab"c"#.utf8), Array("00000001".utf8)])
         #expect(params["RESPONSE"] == #"ab"c"#)
         #expect(params["cnonce"] == nil)
-        // Lists compare by what they say, not by how they were spelled.
-        let respelled = try AuthParameters(parsing: Array(#"RESPONSE = "ab\"c",nc="00000001""#.utf8)[...], maxCount: 4)
-        #expect(params.parameters.map(\.value) == respelled.parameters.map(\.value))
+        // Lists compare by their parameters (name, value, quoting), not by spacing or case.
+        let respaced = try AuthParameters(parsing: Array(#"RESPONSE = "ab\"c" ,nc=00000001"#.utf8)[...], maxCount: 4)
+        #expect(params == respaced)
+        let requoted = try AuthParameters(parsing: Array(#"response="ab\"c", nc="00000001""#.utf8)[...], maxCount: 4)
+        #expect(params != requoted)
+    }
+
+    @Test func refusesInvalidUTF8InAnEscapedValueInsideABuffer() {
+        // The bad byte follows a backslash, so it is checked after unescaping; the list starts
+        // partway into the buffer, as ProxyAuthorization hands it over.
+        let bytes = Array("Digest a=\"x\\".utf8) + [0xC3] + Array("\", b=c".utf8)
+        #expect(throws: AuthError.badParameter("a")) { try AuthParameters(parsing: bytes[7...], maxCount: 4) }
+        let valid = Array("Digest a=\"x\\".utf8) + [0xC3, 0xA9] + Array("\", b=c".utf8)
+        #expect(throws: Never.self) { try AuthParameters(parsing: valid[7...], maxCount: 4) }
     }
 
     @Test func refusesQuotedInvalidUTF8() {

@@ -21,8 +21,9 @@ struct CredentialTaggerTests {
         #expect(reference.tag(user: "alice", password: "pw") != reference.tag(user: "alice", password: "pW"))
     }
 
-    @Test func differsBetweenProcesses() {
-        // Each tagger draws its own key, so a tag means nothing outside the one that made it.
+    @Test func differsBetweenTaggers() {
+        // Each tagger (one per process) draws its own key, so a tag means nothing outside the
+        // one that made it.
         #expect(CredentialTagger().tag(user: "alice", password: "pw") != CredentialTagger().tag(user: "alice", password: "pw"))
     }
 }
