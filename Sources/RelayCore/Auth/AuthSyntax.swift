@@ -44,12 +44,6 @@ enum AuthSyntax {
         byte == 0x20 || byte == 0x09
     }
 
-    static func skipWhitespace(_ bytes: ArraySlice<UInt8>, from start: Int) -> Int {
-        var index = start
-        while index < bytes.endIndex, isWhitespace(bytes[index]) { index += 1 }
-        return index
-    }
-
     /// True when every byte of `bytes` is a token68 character, optionally followed by `=`s,
     /// and there is at least one character before them.
     static func isToken68(_ bytes: ArraySlice<UInt8>) -> Bool {
