@@ -74,6 +74,28 @@ import Testing
         #expect(outcomes.parsed > 100 && outcomes.refused > 100)
     }
 
+    /// The span-recording list parser against a plain one written straight from the grammar
+    /// (the shape the parser had before it recorded spans), on mutated Digest values parsed
+    /// from a slice that starts partway into its buffer, as ProxyAuthorization hands it over.
+    @Test func authParamListsMatchAPlainParser() {
+        var rng = SplitMix64(state: 0xA11CE5)
+        var compared = (parsed: 0, refused: 0)
+        for _ in 0..<Self.iterations {
+            let seed = Array(Self.digestSeeds[Int.random(in: 0...1, using: &rng)].utf8.dropFirst(7))
+            let list = Self.mutate(seed, &rng)
+            let prefix = [UInt8](repeating: UInt8(ascii: "x"), count: Int.random(in: 0...9, using: &rng))
+            let buffer = prefix + list
+            let maxCount = Int.random(in: 1...12, using: &rng)
+            let expected = PlainAuthParamParser.parse(list, maxCount: maxCount)
+            let actual = Result { () throws(AuthError) in
+                try AuthParameters(parsing: buffer[prefix.count...], maxCount: maxCount).parameters
+            }
+            #expect(actual == expected, "\(String(decoding: list, as: UTF8.self))")
+            if case .success = expected { compared.parsed += 1 } else { compared.refused += 1 }
+        }
+        #expect(compared.parsed > 100 && compared.refused > 100)
+    }
+
     @Test func base64NeverTraps() {
         var rng = SplitMix64(state: 0xBA5E64)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=".utf8)
@@ -121,5 +143,62 @@ import Testing
             _ = handshake.receive(message: message, unixTime: 0, ntHash: AuthNTLMTests.users)
         }
         #expect(parsed.negotiate > 100 && parsed.authenticate > 100)
+    }
+}
+
+/// `#auth-param` (RFC 9110 §11.2, §5.6) parsed the plain way, one byte at a time into strings:
+/// the reference `authParamListsMatchAPlainParser` holds the production parser to.
+enum PlainAuthParamParser {
+    static func parse(_ bytes: [UInt8], maxCount: Int) -> Result<[AuthParameters.Parameter], AuthError> {
+        var result: [AuthParameters.Parameter] = []
+        var index = 0
+        func skipWhitespace() { while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 } }
+        while true {
+            while index < bytes.count, bytes[index] == UInt8(ascii: ",") || bytes[index] == 0x20 || bytes[index] == 0x09 {
+                index += 1
+            }
+            if index == bytes.count { return .success(result) }
+            let nameStart = index
+            while index < bytes.count, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
+            guard index > nameStart else { return .failure(.malformedHeader) }
+            let name = String(decoding: bytes[nameStart..<index].map(AuthSyntax.asciiLowercased), as: UTF8.self)
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { return .failure(.malformedHeader) }
+            index += 1
+            skipWhitespace()
+            guard index < bytes.count else { return .failure(.malformedHeader) }
+            var value: [UInt8] = []
+            let quoted = bytes[index] == UInt8(ascii: "\"")
+            if quoted {
+                index += 1
+                var closed = false
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    index += 1
+                    if byte == UInt8(ascii: "\"") { closed = true; break }
+                    if byte == UInt8(ascii: "\\") {
+                        guard index < bytes.count else { return .failure(.malformedHeader) }
+                        let escaped = bytes[index]
+                        index += 1
+                        guard escaped == 0x09 || (escaped >= 0x20 && escaped != 0x7F) else { return .failure(.malformedHeader) }
+                        value.append(escaped)
+                    } else {
+                        guard byte == 0x09 || (byte >= 0x20 && byte != 0x7F) else { return .failure(.malformedHeader) }
+                        value.append(byte)
+                    }
+                }
+                guard closed else { return .failure(.malformedHeader) }
+            } else {
+                while index < bytes.count, AuthSyntax.isTokenChar(bytes[index]) { value.append(bytes[index]); index += 1 }
+                guard !value.isEmpty else { return .failure(.malformedHeader) }
+            }
+            guard let text = String(validating: value, as: UTF8.self) else { return .failure(.badParameter(name)) }
+            guard !result.contains(where: { $0.name == name }) else { return .failure(.duplicateParameter(name)) }
+            guard result.count < maxCount else { return .failure(.tooManyParameters) }
+            result.append(AuthParameters.Parameter(name: name, value: text, wasQuoted: quoted))
+            skipWhitespace()
+            if index == bytes.count { return .success(result) }
+            guard bytes[index] == UInt8(ascii: ",") else { return .failure(.malformedHeader) }
+        }
     }
 }
