@@ -49,7 +49,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         } catch {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials)))
         }
-        let offered = shared.config.schemes.first { authorization.hasScheme($0.wireName) }
+        let offered = shared.schemes.first { authorization.hasScheme($0.wireName) }
         guard let scheme = offered else {
             return answer(refusal(.unsupportedAuth, scheme: authorization.scheme))
         }

@@ -8,6 +8,8 @@ import Synchronization
 /// Per-connection handshake state lives in `ConnectionAuthenticator`.
 final class ProxyAuthenticator: Sendable {
     let config: AuthConfig
+    /// `config.schemes`, strongest first, worked out once: every request looks its scheme up.
+    let schemes: [AuthConfig.Scheme]
     let store: (any CredentialStore)?
     let digest: DigestAuthenticator?
     let ntlm: NTLMHandshake.Configuration?
@@ -30,6 +32,7 @@ final class ProxyAuthenticator: Sendable {
     init(config: AuthConfig, store: (any CredentialStore)?, digestKey: [UInt8], helpers: AuthHelpers,
          negotiate: GSSAcceptorCredential?) {
         self.config = config
+        schemes = config.schemes
         self.store = store
         self.helpers = helpers
         self.negotiate = negotiate

@@ -138,7 +138,14 @@ public final class UserDirectory: Sendable {
     /// How many users the current snapshot holds.
     /// Moves whenever the users (or the key) change: caches of proven logins compare it.
     public var generation: UInt64 {
-        current().generation
+        // Every Basic and Digest request asks: read the number alone rather than copying the
+        // snapshot and key out of the lock to throw them away.
+        let now = monotonicNanos()
+        let found = state.withLock { state -> UInt64? in
+            guard state.checking || now &- state.lastCheckNanos < checkIntervalNanos else { return nil }
+            return state.generation
+        }
+        return found ?? current().generation
     }
 
     public var userCount: Int {

@@ -206,8 +206,8 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 beginClose()
             }
         }
-        if let outcome = authAnsweredNow {
-            authAnsweredNow = nil
+        // Taken, not copied: the outcome carries the principal's strings.
+        if let outcome = authAnsweredNow.take() {
             deliver(.authFinished(outcome))
         }
     }
