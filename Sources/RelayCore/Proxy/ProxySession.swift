@@ -207,6 +207,15 @@ public struct ProxySession {
     /// Every other outcome of an action.
     public mutating func handle(_ event: ProxySessionEvent, now: UInt64) -> [ProxySessionAction] {
         var actions: [ProxySessionAction] = []
+        if case .authFinished(let outcome) = event {
+            // Matched apart from the (state, event) switch below, which copies the whole state
+            // and everything it holds: the authentication round is on every authenticated
+            // request's path.
+            if case .authenticating(let pending) = state {
+                authFinished(outcome, pending: pending, now: now, into: &actions)
+            }
+            return actions
+        }
         switch (state, event) {
         case (.resolving(let request), .resolved(let addresses)):
             checkResolved(addresses, request: request, now: now, into: &actions)
@@ -264,22 +273,6 @@ public struct ProxySession {
             closeAll(into: &actions)
         case (_, .connectionLost):
             if !isFinished { closeAll(into: &actions) }
-
-        case (.authenticating(let pending), .authFinished(.granted(let principal, let scope, let mutualAuth))):
-            switch scope {
-            case .connection:
-                connectionPrincipal = principal
-                verifiedCredentials = nil
-            case .sameCredentials:
-                if let value = pending.head.headers.first("proxy-authorization") {
-                    verifiedCredentials = (value, principal)
-                }
-            case .request:
-                break
-            }
-            decide(pending, principal: principal, mutualAuth: mutualAuth, now: now, into: &actions)
-        case (.authenticating(let pending), .authFinished(.refused(let refusal))):
-            refuseAuthentication(refusal, pending: pending, now: now, into: &actions)
 
         case (.readingHead, .upstreamEOF), (.readingHead, .upstreamFailed):
             if upstream != nil {
@@ -394,6 +387,28 @@ public struct ProxySession {
         if case .forward(let pathAndQuery, _, _) = kind { originForm = pathAndQuery }
         actions.append(.authenticate(ProxyAuthRequest(authorization: offered.first, method: head.method,
                                                       target: head.target, originForm: originForm)))
+    }
+
+    /// The answer to `.authenticate`: a granted request goes on to the registry decision.
+    private mutating func authFinished(_ outcome: ProxyAuthOutcome, pending: PendingRequest, now: UInt64,
+                                       into actions: inout [ProxySessionAction]) {
+        switch outcome {
+        case .granted(let principal, let scope, let mutualAuth):
+            switch scope {
+            case .connection:
+                connectionPrincipal = principal
+                verifiedCredentials = nil
+            case .sameCredentials:
+                if let value = pending.head.headers.first("proxy-authorization") {
+                    verifiedCredentials = (value, principal)
+                }
+            case .request:
+                break
+            }
+            decide(pending, principal: principal, mutualAuth: mutualAuth, now: now, into: &actions)
+        case .refused(let refusal):
+            refuseAuthentication(refusal, pending: pending, now: now, into: &actions)
+        }
     }
 
     /// An authentication refusal: a 407 keeps the connection when the client can send its
