@@ -1,20 +1,24 @@
 /// Lowercase hex, as Digest (RFC 7616 §3.4.1) and NTLM test vectors spell digests.
 public enum AuthHex {
-
-    /// The lowercase hex digit of a nibble (0...15).
-    static func lowercaseDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
-    }
-
     /// Lowercase hex of `bytes`.
     public static func encode(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            for (i, byte) in bytes.enumerated() {
-                out[2 * i] = lowercaseDigit(byte >> 4)
-                out[2 * i + 1] = lowercaseDigit(byte & 0x0F)
-            }
+            bytes.withUnsafeBytes { write($0, into: UnsafeMutableRawBufferPointer(out)) }
             return bytes.count * 2
         }
+    }
+
+    /// Writes the lowercase hex of `bytes` into the first `2 * bytes.count` bytes of `out`.
+    static func write(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= 2 * bytes.count)
+        for (i, byte) in bytes.enumerated() {
+            out[2 * i] = lowercaseDigit(byte >> 4)
+            out[2 * i + 1] = lowercaseDigit(byte & 0x0F)
+        }
+    }
+
+    private static func lowercaseDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// Decodes hex of either case; nil for odd lengths or non-hex characters.

@@ -41,8 +41,7 @@ public struct AuthParameters: Sendable, Equatable {
     /// The parameters in the order received.
     public var parameters: [Parameter] {
         spans.map { span in
-            Parameter(name: String(decoding: bytes[span.name].lazy.map(AuthSyntax.asciiLowercased), as: UTF8.self),
-                      value: string(of: span), wasQuoted: span.quoted)
+            Parameter(name: Self.lowercasedName(bytes[span.name]), value: string(of: span), wasQuoted: span.quoted)
         }
     }
 
@@ -152,8 +151,7 @@ public struct AuthParameters: Sendable, Equatable {
         bytes.withUnsafeBufferPointer { received in
             let offset = bytes.startIndex
             return spans.first { span in
-                span.name.count == key.count
-                    && Self.sameName(UnsafeBufferPointer(rebasing: received[(span.name.lowerBound - offset)...]), key)
+                Self.sameName(received[span.name.lowerBound - offset..<span.name.upperBound - offset], key[...])
             }
         }
     }
@@ -189,17 +187,7 @@ public struct AuthParameters: Sendable, Equatable {
     }
 
     private static func sameName(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        a.count == b.count && sameName(UnsafeBufferPointer(rebasing: a), UnsafeBufferPointer(rebasing: b))
-    }
-
-    /// True when the first `b.count` bytes of `a` spell `b`, ignoring ASCII case.
-    private static func sameName(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 0
-        while index < b.count {
-            guard AuthSyntax.asciiLowercased(a[index]) == AuthSyntax.asciiLowercased(b[index]) else { return false }
-            index += 1
-        }
-        return true
+        AuthSyntax.equalsIgnoringCase(UnsafeBufferPointer(rebasing: a), UnsafeBufferPointer(rebasing: b))
     }
 
     private static func lowercasedName(_ name: some Sequence<UInt8>) -> String {

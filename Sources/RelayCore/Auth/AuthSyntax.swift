@@ -78,16 +78,19 @@ enum AuthSyntax {
 
     /// True when `bytes` spell `lowercase` (a lowercase ASCII literal), ignoring ASCII case.
     static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        return bytes.withUnsafeBufferPointer { received in
-            var index = 0
-            while index < expected.count {
-                guard asciiLowercased(received[index]) == expected[index] else { return false }
-                index += 1
-            }
-            return true
+        return bytes.withUnsafeBufferPointer { equalsIgnoringCase($0, expected) }
+    }
+
+    /// True when `a` and `b` hold the same bytes ignoring ASCII case (auth-param names).
+    static func equalsIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        var index = 0
+        while index < a.count {
+            guard asciiLowercased(a[index]) == asciiLowercased(b[index]) else { return false }
+            index += 1
         }
+        return true
     }
 
     /// True when `a` and `b` hold the same UTF-8 bytes. String's `==` would also accept

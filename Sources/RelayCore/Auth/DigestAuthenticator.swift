@@ -235,11 +235,8 @@ public final class DigestAuthenticator: Sendable {
 
         /// Lowercase hex, as RFC 7616 spells digests inside the response.
         mutating func appendHex(_ raw: UnsafeRawBufferPointer) {
-            for byte in raw {
-                buffer[count] = AuthHex.lowercaseDigit(byte >> 4)
-                buffer[count + 1] = AuthHex.lowercaseDigit(byte & 0x0F)
-                count += 2
-            }
+            AuthHex.write(raw, into: UnsafeMutableRawBufferPointer(rebasing: buffer[count..<count + 2 * raw.count]))
+            count += 2 * raw.count
         }
     }
 }

@@ -142,13 +142,8 @@ public struct DigestCredentials: Sendable, Equatable {
     private enum Field: Int, CaseIterable {
         case algorithm, userhash, username, extendedUsername, realm, nonce, uri, response, qop, cnonce, nc, opaque
 
-        /// The parameter's name, lowercase.
-        var name: String {
-            switch self {
-            case .extendedUsername: "username*"
-            default: "\(self)"
-            }
-        }
+        /// The parameter's name, lowercase, for error reports.
+        var name: String { "\(staticName)" }
 
         /// The field a received name (any case) stands for, if any. Lengths tell most names
         /// apart before a byte is compared.

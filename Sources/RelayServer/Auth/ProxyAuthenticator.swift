@@ -53,7 +53,7 @@ final class ProxyAuthenticator: Sendable {
     /// One `Proxy-Authenticate` value per configured scheme, strongest first.
     func challenges(stale: Bool = false) -> [String] {
         var result: [String] = []
-        for scheme in config.schemes {
+        for scheme in schemes {
             switch scheme {
             case .negotiate: result.append("Negotiate")
             case .ntlm: result.append("NTLM")

@@ -45,6 +45,11 @@ public final class UserDirectory: Sendable {
         var problem: UserStoreError?
         /// Bumped whenever a new snapshot or key is installed.
         var generation: UInt64 = 0
+
+        /// The file should be looked at again: the interval has passed and nobody is at it.
+        func checkDue(now: UInt64, interval: UInt64) -> Bool {
+            !checking && now &- lastCheckNanos >= interval
+        }
     }
 
     /// The database file watched.
@@ -142,8 +147,7 @@ public final class UserDirectory: Sendable {
         // snapshot and key out of the lock to throw them away.
         let now = monotonicNanos()
         let found = state.withLock { state -> UInt64? in
-            guard state.checking || now &- state.lastCheckNanos < checkIntervalNanos else { return nil }
-            return state.generation
+            state.checkDue(now: now, interval: checkIntervalNanos) ? nil : state.generation
         }
         return found ?? current().generation
     }
@@ -177,7 +181,7 @@ public final class UserDirectory: Sendable {
         let now = monotonicNanos()
         let (due, found) = state.withLock { state in
             let found = (state.snapshot, state.box, state.generation)
-            guard !state.checking, now &- state.lastCheckNanos >= checkIntervalNanos else { return (false, found) }
+            guard state.checkDue(now: now, interval: checkIntervalNanos) else { return (false, found) }
             state.checking = true
             return (true, found)
         }
