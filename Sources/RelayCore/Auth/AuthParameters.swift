@@ -7,8 +7,8 @@
 ///
 /// Parsing checks the whole grammar but records only where each name and value lie in
 /// the received bytes: a Digest request carries a dozen parameters and reads most of them
-/// once, so a `String` is built only for a value that is asked for, and `forEach` hands
-/// out every value (a hex digest, a count) without building one at all.
+/// once, so a `String` is built only for a value that is asked for, and `forEachRaw` hands
+/// out where every value lies without building one at all.
 public struct AuthParameters: Sendable, Equatable {
     /// One parameter as received.
     public struct Parameter: Sendable, Equatable {
@@ -55,12 +55,37 @@ public struct AuthParameters: Sendable, Equatable {
         span(named: name).map { Parameter(name: AuthSyntax.asciiLowercased(name), value: string(of: $0), wasQuoted: $0.quoted) }
     }
 
-    /// Calls `body` with each parameter's name as received and its value unquoted and
-    /// unescaped, in order: one pass for a caller that reads most of the list (Digest
-    /// credentials) instead of a lookup per name.
-    func forEach(_ body: (_ name: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>) -> Void) {
-        for span in spans { body(bytes[span.name], content(of: span)) }
+    /// Where a value lies in the received bytes, still quoted-escaped when `escaped`: what a
+    /// caller reading most of the list keeps per parameter instead of a copy.
+    struct RawValue: Sendable {
+        fileprivate let range: Range<Int>
+        fileprivate let escaped: Bool
     }
+
+    /// Calls `body` with each parameter's name as received and where its value lies, in
+    /// order, without a reference or copy per parameter (Digest credentials read a dozen
+    /// on every request); `appendValue` then copies the ones kept.
+    func forEachRaw(_ body: (_ name: UnsafeRawBufferPointer, _ value: RawValue) -> Void) {
+        bytes.withUnsafeBytes { received in
+            let offset = bytes.startIndex
+            for span in spans {
+                body(UnsafeRawBufferPointer(rebasing: received[span.name.lowerBound - offset..<span.name.upperBound - offset]),
+                     RawValue(range: span.value, escaped: span.escaped))
+            }
+        }
+    }
+
+    /// Appends `value` unquoted and unescaped to `storage`.
+    func appendValue(_ value: RawValue, to storage: inout [UInt8]) {
+        if value.escaped {
+            storage += Self.unescape(bytes[value.range])
+        } else {
+            storage += bytes[value.range]
+        }
+    }
+
+    /// The number of bytes the list was parsed from: no value is longer.
+    var byteCount: Int { bytes.count }
 
     /// Lists compare by their parameters, not by how the header spelled them.
     public static func == (lhs: AuthParameters, rhs: AuthParameters) -> Bool {

@@ -106,6 +106,33 @@ enum AuthSyntax {
 
     /// True when `text` contains a C0 control, DEL or a C1 control.
     static func containsControl(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }
+        var text = text
+        return text.withUTF8 { containsControl(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `containsControl` over valid UTF-8, without a String: a C1 control is encoded as
+    /// 0xC2 followed by 0x80–0x9F, and no other scalar's encoding holds that pair.
+    static func containsControl(utf8 bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < 0x20 || byte == 0x7F { return true }
+            if byte == 0xC2, index + 1 < bytes.count, bytes[index + 1] >= 0x80 && bytes[index + 1] <= 0x9F { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// True when `a` and `b` hold the same bytes, compared in constant time.
+    static func sameBytes(_ a: UnsafeRawBufferPointer, _ b: String) -> Bool {
+        guard a.count == b.utf8.count else { return false }
+        var b = b
+        return b.withUTF8 { b in a.isEmpty || CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
+    }
+
+    /// True when `bytes` spell `lowercase` (a lowercase ASCII literal), ignoring ASCII case.
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
+        return equalsIgnoringCase(bytes.assumingMemoryBound(to: UInt8.self), expected)
     }
 }

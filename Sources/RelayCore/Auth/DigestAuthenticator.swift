@@ -1,9 +1,10 @@
+import COpenSSL
+
 /// Proxy Digest authentication (RFC 7616) with `qop=auth`: issues challenges and verifies
 /// responses against the stored HA1.
 ///
-/// Nonces are stateless to verify (`DigestNonceSigner`) and expire after `nonceLifetime`;
-/// nonce-counts are tracked per issued nonce (`NonceCountTracker`) so a replayed request is
-/// refused. Only a response that proves knowledge of the password moves a nonce-count or
+/// Nonces are random, remembered with their nonce-counts and expiry (`DigestNonceTable`),
+/// so a replayed request is refused and an expired or unknown nonce earns `stale=true`. Only a response that proves knowledge of the password moves a nonce-count or
 /// earns `stale=true`: a guesser can neither burn a legitimate client's counts nor learn
 /// anything from the stale flag. Time is supplied by the caller in Unix seconds.
 ///
@@ -25,8 +26,8 @@ public final class DigestAuthenticator: Sendable {
         public var algorithms: [DigestAlgorithm]
         /// Seconds a nonce stays fresh.
         public var nonceLifetime: UInt64
-        /// Secret for nonces and opaque, at least 32 bytes; share it between instances
-        /// behind one balancer, keep it across restarts to avoid a round of stale nonces.
+        /// Secret the `opaque` value is derived from, at least 32 bytes; instances sharing
+        /// it send the same `opaque`.
         public var serverKey: [UInt8]
         /// Whether challenges invite `userhash=true`.
         public var offerUserhash: Bool
@@ -52,9 +53,7 @@ public final class DigestAuthenticator: Sendable {
 
     /// The configuration in force.
     public let configuration: Configuration
-    private let signer: DigestNonceSigner
-    private let tracker: NonceCountTracker
-    private let provenSecrets: DigestProvenSecrets
+    private let nonces: DigestNonceTable
     private let opaque: String
 
     /// An authenticator for `configuration`. The realm must be non-empty printable text and
@@ -64,11 +63,9 @@ public final class DigestAuthenticator: Sendable {
             && configuration.realm.utf8.count <= DigestCredentials.Bounds.realm, "invalid Digest realm")
         precondition(!configuration.algorithms.isEmpty
             && Set(configuration.algorithms).count == configuration.algorithms.count, "invalid Digest algorithm list")
-        precondition(configuration.nonceLifetime > 0, "Digest nonce lifetime must be positive")
+        precondition(configuration.serverKey.count >= 32, "the Digest server key needs at least 32 bytes")
         self.configuration = configuration
-        signer = DigestNonceSigner(key: configuration.serverKey)
-        tracker = NonceCountTracker(capacity: configuration.trackedNonces)
-        provenSecrets = DigestProvenSecrets(capacity: configuration.trackedNonces)
+        nonces = DigestNonceTable(capacity: configuration.trackedNonces, lifetime: configuration.nonceLifetime)
         // Derived from the key so every instance sharing the key sends the same value.
         let opaqueKey = AuthCrypto.hmacSHA256(key: configuration.serverKey, data: Array("dynrelay digest opaque v1".utf8))
         opaque = AuthCrypto.base64Encode(Array(opaqueKey.prefix(18)))
@@ -77,10 +74,9 @@ public final class DigestAuthenticator: Sendable {
     /// One challenge per offered algorithm, strongest first, sharing one newly issued
     /// nonce. `stale` marks the answer to a `.stale` verification.
     public func challenges(now: UInt64, stale: Bool = false) -> [DigestChallenge] {
-        let issued = signer.issue(now: now)
-        tracker.register(issued.id)
+        let nonce = nonces.issue(now: now)
         return configuration.algorithms.map {
-            DigestChallenge(realm: configuration.realm, nonce: issued.nonce, opaque: opaque, algorithm: $0,
+            DigestChallenge(realm: configuration.realm, nonce: nonce, opaque: opaque, algorithm: $0,
                             stale: stale, userhash: configuration.offerUserhash)
         }
     }
@@ -108,7 +104,7 @@ public final class DigestAuthenticator: Sendable {
     ///
     /// With a `credentialsVersion` (what `ha1` answers from; it must change whenever a user
     /// or password does), an HA1 proven with a still-fresh nonce is reused for the next
-    /// requests on that nonce instead of being looked up again (`DigestProvenSecrets`).
+    /// requests on that nonce instead of being looked up again (`DigestNonceTable`).
     /// Without one (a helper answers) every request looks it up.
     public func verify(_ credentials: DigestCredentials,
                        method: String,
@@ -117,12 +113,26 @@ public final class DigestAuthenticator: Sendable {
                        credentialsVersion: UInt64? = nil,
                        userForUserhash: UserhashLookup = { _, _, _ in nil },
                        ha1: HA1Lookup) -> DigestVerification {
+        credentials.withBytes { fields in
+            verify(credentials, fields, method: method, requestTarget: requestTarget, now: now,
+                   credentialsVersion: credentialsVersion, userForUserhash: userForUserhash, ha1: ha1)
+        }
+    }
+
+    private func verify(_ credentials: DigestCredentials,
+                        _ fields: DigestCredentials.Bytes,
+                        method: String,
+                        requestTarget: String,
+                        now: UInt64,
+                        credentialsVersion: UInt64?,
+                        userForUserhash: UserhashLookup,
+                        ha1: HA1Lookup) -> DigestVerification {
         let algorithm = credentials.algorithm
         // Byte comparisons: String's == would also accept canonically equivalent spellings.
         guard configuration.algorithms.contains(algorithm),
-              AuthSyntax.sameBytes(credentials.realm, configuration.realm),
-              AuthSyntax.sameBytes(credentials.uri, requestTarget),
-              let returnedOpaque = credentials.opaque, AuthSyntax.sameBytes(returnedOpaque, opaque),
+              AuthSyntax.sameBytes(fields.realm, configuration.realm),
+              AuthSyntax.sameBytes(fields.uri, requestTarget),
+              let returnedOpaque = fields.opaque, AuthSyntax.sameBytes(returnedOpaque, opaque),
               !credentials.userhash || configuration.offerUserhash
         else { return .failed(reason: .badRequest) }
 
@@ -134,74 +144,86 @@ public final class DigestAuthenticator: Sendable {
         } else {
             user = credentials.username
         }
-        // The nonce is checked now but acted on only once the response proved the password:
+        // The nonce is looked up now but acted on only once the response proved the password:
         // a guesser learns nothing from `stale`, and moves no count.
-        let nonceCheck = signer.check(credentials.nonce, now: now, lifetime: configuration.nonceLifetime)
+        let key = DigestNonceTable.Key(bytes: fields.nonce)
+        let lookup = key.map {
+            nonces.lookup($0, now: now, user: user, algorithm: algorithm, version: credentialsVersion)
+        } ?? .stale
         var proven: [UInt8]?
-        if let credentialsVersion, let user, case .fresh(let id) = nonceCheck {
-            proven = provenSecrets.ha1(for: id, user: user, algorithm: algorithm, version: credentialsVersion, now: now)
-        }
+        if case .fresh(let ha1) = lookup { proven = ha1 }
         let storedHA1 = proven ?? user.flatMap { ha1($0, configuration.realm, algorithm) }
         if let storedHA1, storedHA1.count != algorithm.digestLength {
             return .failed(reason: .internalError)
         }
         // An unknown user costs the same hashing as a known one, so response time does not
         // tell which names exist.
-        let expected = Self.response(ha1: storedHA1 ?? [UInt8](repeating: 0, count: algorithm.digestLength),
-                                     method: method, credentials: credentials)
-        let matches = AuthCrypto.constantTimeEquals(expected, credentials.response)
-        guard let user, storedHA1 != nil else { return .failed(reason: .unknownUser) }
+        let matches = withUnsafeTemporaryAllocation(byteCount: algorithm.digestLength, alignment: 1) { expected in
+            Self.response(ha1: storedHA1 ?? [UInt8](repeating: 0, count: algorithm.digestLength), method: method,
+                          algorithm: algorithm, fields: fields, into: expected)
+            return fields.response.count == expected.count
+                && CRYPTO_memcmp(expected.baseAddress, fields.response.baseAddress, expected.count) == 0
+        }
+        guard let user, let storedHA1 else { return .failed(reason: .unknownUser) }
         guard matches else { return .failed(reason: .badPassword) }
+        guard let key, case .fresh = lookup else { return .stale }
 
-        switch nonceCheck {
-        case .foreign, .expired:
-            return .stale
-        case .fresh(let id):
-            switch tracker.record(id, count: credentials.nonceCount) {
-            case .accepted:
-                if proven == nil, let credentialsVersion, let storedHA1 {
-                    provenSecrets.remember(storedHA1, for: id, user: user, algorithm: algorithm,
-                                           version: credentialsVersion, expires: now + configuration.nonceLifetime, now: now)
-                }
-                return .ok(user: user)
-            case .replayed: return .failed(reason: .replayedNonce)
-            case .unknown: return .stale
-            }
+        let proof = proven == nil ? credentialsVersion.map {
+            DigestNonceTable.Proof(user: user, algorithm: algorithm, version: $0, ha1: storedHA1)
+        } : nil
+        switch nonces.record(key, count: credentials.nonceCount, now: now, proof: proof) {
+        case .accepted: return .ok(user: user)
+        case .replayed: return .failed(reason: .replayedNonce)
+        case .stale: return .stale
         }
     }
 
-    /// `H(hex(HA1) ":" nonce ":" nc ":" cnonce ":" qop ":" hex(H(method ":" uri)))`, both hash
-    /// inputs built in one temporary buffer: it runs for every Digest request, and building
-    /// them as arrays (appending byte by byte, one array per hash and per result) cost more
-    /// than the hashing.
+    /// The response `credentials` should carry for `ha1` and `method`.
     static func response(ha1: [UInt8], method: String, credentials: DigestCredentials) -> [UInt8] {
         let algorithm = credentials.algorithm
+        return [UInt8](unsafeUninitializedCapacity: algorithm.digestLength) { digest, count in
+            credentials.withBytes { fields in
+                response(ha1: ha1, method: method, algorithm: algorithm, fields: fields,
+                         into: UnsafeMutableRawBufferPointer(digest))
+            }
+            count = algorithm.digestLength
+        }
+    }
+
+    /// `H(hex(HA1) ":" nonce ":" nc ":" cnonce ":" qop ":" hex(H(method ":" uri)))` into
+    /// `digest`, both hash inputs built in one temporary buffer: it runs for every Digest
+    /// request, and building them as arrays (appending byte by byte, one array per hash and
+    /// per result) cost more than the hashing.
+    private static func response(ha1: [UInt8], method: String, algorithm: DigestAlgorithm,
+                                 fields: DigestCredentials.Bytes, into digest: UnsafeMutableRawBufferPointer) {
         let length = algorithm.digestLength
         // The buffer below is sized for this HA1; its writes are not bounds-checked.
-        precondition(ha1.count == length, "HA1 length does not match the algorithm")
-        let capacity = max(method.utf8.count + 1 + credentials.uri.utf8.count,
-                           4 * length + credentials.nonce.utf8.count + credentials.nonceCountText.utf8.count
-                               + credentials.cnonce.utf8.count + credentials.qop.utf8.count + 5)
-        return [UInt8](unsafeUninitializedCapacity: length) { digest, count in
-            withUnsafeTemporaryAllocation(byteCount: capacity + length, alignment: 1) { scratch in
-                let ha2 = UnsafeMutableRawBufferPointer(rebasing: scratch[capacity...])
-                var input = HashInput(UnsafeMutableRawBufferPointer(rebasing: scratch[..<capacity]))
-                input.append(method)
-                input.append(colon)
-                input.append(credentials.uri)
-                algorithm.hash(input.bytes, into: ha2)
+        precondition(ha1.count == length && digest.count >= length, "HA1 length does not match the algorithm")
+        let capacity = max(method.utf8.count + 1 + fields.uri.count,
+                           4 * length + fields.nonce.count + fields.nonceCount.count + fields.cnonce.count
+                               + fields.qop.count + 5)
+        withUnsafeTemporaryAllocation(byteCount: capacity + length, alignment: 1) { scratch in
+            let ha2 = UnsafeMutableRawBufferPointer(rebasing: scratch[capacity...])
+            var input = HashInput(UnsafeMutableRawBufferPointer(rebasing: scratch[..<capacity]))
+            input.append(method)
+            input.append(colon)
+            input.append(fields.uri)
+            algorithm.hash(input.bytes, into: ha2)
 
-                input = HashInput(UnsafeMutableRawBufferPointer(rebasing: scratch[..<capacity]))
-                ha1.withUnsafeBytes { input.appendHex($0) }
-                for field in [credentials.nonce, credentials.nonceCountText, credentials.cnonce, credentials.qop] {
-                    input.append(colon)
-                    input.append(field)
-                }
-                input.append(colon)
-                input.appendHex(UnsafeRawBufferPointer(ha2))
-                algorithm.hash(input.bytes, into: UnsafeMutableRawBufferPointer(digest))
-            }
-            count = length
+            input = HashInput(UnsafeMutableRawBufferPointer(rebasing: scratch[..<capacity]))
+            ha1.withUnsafeBytes { input.appendHex($0) }
+            // Spelled out: a loop over an array literal of the four could allocate it.
+            input.append(colon)
+            input.append(fields.nonce)
+            input.append(colon)
+            input.append(fields.nonceCount)
+            input.append(colon)
+            input.append(fields.cnonce)
+            input.append(colon)
+            input.append(fields.qop)
+            input.append(colon)
+            input.appendHex(UnsafeRawBufferPointer(ha2))
+            algorithm.hash(input.bytes, into: digest)
         }
     }
 
@@ -227,10 +249,12 @@ public final class DigestAuthenticator: Sendable {
 
         mutating func append(_ text: String) {
             var text = text
-            text.withUTF8 { utf8 in
-                UnsafeMutableRawBufferPointer(rebasing: buffer[count..<count + utf8.count]).copyMemory(from: UnsafeRawBufferPointer(utf8))
-                count += utf8.count
-            }
+            text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+        }
+
+        mutating func append(_ bytes: UnsafeRawBufferPointer) {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[count..<count + bytes.count]).copyMemory(from: bytes)
+            count += bytes.count
         }
 
         /// Lowercase hex, as RFC 7616 spells digests inside the response.

@@ -2,7 +2,7 @@
 public struct DigestChallenge: Sendable, Equatable {
     /// The protection space.
     public let realm: String
-    /// A nonce from `DigestNonceSigner`.
+    /// A nonce from `DigestNonceTable`.
     public let nonce: String
     /// Returned unchanged by the client.
     public let opaque: String

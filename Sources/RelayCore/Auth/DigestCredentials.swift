@@ -18,30 +18,68 @@ public struct DigestCredentials: Sendable, Equatable {
         public static let uri = 8192
     }
 
-    /// The user name, or `H(user:realm)` in hex when `userhash` is true.
-    public let username: String
     /// True when `username` is a userhash.
     public let userhash: Bool
-    /// The realm the client answers.
-    public let realm: String
-    /// The server nonce the client answers.
-    public let nonce: String
-    /// The request target the client hashed.
-    public let uri: String
-    /// The response digest, raw bytes.
-    public let response: [UInt8]
     /// The algorithm the client used.
     public let algorithm: DigestAlgorithm
-    /// The client nonce.
-    public let cnonce: String
-    /// The nonce-count as sent (8 hex digits), hashed verbatim.
-    public let nonceCountText: String
     /// The nonce-count's value, at least 1.
     public let nonceCount: UInt32
+
+    /// Every value verification reads, unquoted and unescaped, end to end in one array (the
+    /// response already decoded): one allocation per request, where a String per field cost
+    /// more than checking them.
+    private let storage: [UInt8]
+    private let spans: Spans
+
+    /// Where each value lies in `storage`.
+    private struct Spans: Sendable {
+        var username = 0..<0, realm = 0..<0, nonce = 0..<0, uri = 0..<0, response = 0..<0
+        var cnonce = 0..<0, nonceCount = 0..<0, qop = 0..<0
+        var opaque: Range<Int>?
+    }
+
+    /// The user name, or `H(user:realm)` in hex when `userhash` is true.
+    public var username: String { text(spans.username) }
+    /// The realm the client answers.
+    public var realm: String { text(spans.realm) }
+    /// The server nonce the client answers.
+    public var nonce: String { text(spans.nonce) }
+    /// The request target the client hashed.
+    public var uri: String { text(spans.uri) }
+    /// The response digest, raw bytes.
+    public var response: [UInt8] { Array(storage[spans.response]) }
+    /// The client nonce.
+    public var cnonce: String { text(spans.cnonce) }
+    /// The nonce-count as sent (8 hex digits), hashed verbatim.
+    public var nonceCountText: String { text(spans.nonceCount) }
     /// The quality of protection as sent (`auth`, any case), hashed verbatim.
-    public let qop: String
+    public var qop: String { text(spans.qop) }
     /// The opaque value, if returned.
-    public let opaque: String?
+    public var opaque: String? { spans.opaque.map(text) }
+
+    /// The values as bytes, valid inside `withBytes`.
+    struct Bytes {
+        let username, realm, nonce, uri, response, cnonce, nonceCount, qop: UnsafeRawBufferPointer
+        let opaque: UnsafeRawBufferPointer?
+    }
+
+    /// Calls `body` with the values as bytes: what verification compares and hashes.
+    func withBytes<Result>(_ body: (Bytes) -> Result) -> Result {
+        storage.withUnsafeBytes { storage in
+            func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[range]) }
+            return body(Bytes(username: part(spans.username), realm: part(spans.realm), nonce: part(spans.nonce),
+                              uri: part(spans.uri), response: part(spans.response), cnonce: part(spans.cnonce),
+                              nonceCount: part(spans.nonceCount), qop: part(spans.qop), opaque: spans.opaque.map(part)))
+        }
+    }
+
+    /// Credentials compare by their values, not by how the header spelled them.
+    public static func == (lhs: DigestCredentials, rhs: DigestCredentials) -> Bool {
+        lhs.userhash == rhs.userhash && lhs.algorithm == rhs.algorithm && lhs.nonceCount == rhs.nonceCount
+            && lhs.username == rhs.username && lhs.realm == rhs.realm && lhs.nonce == rhs.nonce && lhs.uri == rhs.uri
+            && lhs.response == rhs.response && lhs.cnonce == rhs.cnonce && lhs.nonceCountText == rhs.nonceCountText
+            && lhs.qop == rhs.qop && lhs.opaque == rhs.opaque
+    }
 
     /// Decodes the credentials of a parsed `Digest` field value.
     public init(_ authorization: ProxyAuthorization) throws(AuthError) {
@@ -50,92 +88,119 @@ public struct DigestCredentials: Sendable, Equatable {
         try self.init(parameters: parameters)
     }
 
-    /// Decodes Digest credentials from an auth-param list, reading the list once.
+    /// Decodes Digest credentials from an auth-param list, reading the list once and copying
+    /// each value it keeps once.
     public init(parameters: AuthParameters) throws(AuthError) {
-        var received = Fields()
-        parameters.forEach { name, value in
-            if let field = Field(name: name) { received[field] = value }
+        var received = InlineArray<12, AuthParameters.RawValue?>(repeating: nil)
+        parameters.forEachRaw { name, value in
+            if let field = Field(name: name) { received[field.rawValue] = value }
         }
-        func required(_ field: Field, max: Int) throws(AuthError) -> ArraySlice<UInt8> {
-            guard let value = received[field] else { throw .missingParameter(field.name) }
-            guard value.count <= max else { throw .badParameter(field.name) }
-            return value
+        var storage: [UInt8] = []
+        storage.reserveCapacity(parameters.byteCount)
+        func copy(_ field: Field) -> Range<Int>? {
+            guard let value = received[field.rawValue] else { return nil }
+            let start = storage.count
+            parameters.appendValue(value, to: &storage)
+            return start..<storage.count
         }
-        func text(_ bytes: ArraySlice<UInt8>) -> String {
-            // Token values are ASCII and quoted ones were checked as UTF-8 when parsed.
-            bytes.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+        func required(_ field: Field, max: Int) throws(AuthError) -> Range<Int> {
+            guard let range = copy(field) else { throw .missingParameter(field.name) }
+            guard range.count <= max else { throw .badParameter(field.name) }
+            return range
         }
+        func spells(_ range: Range<Int>, _ lowercase: StaticString) -> Bool {
+            AuthSyntax.equalsIgnoringCase(storage[range], lowercase)
+        }
+        var spans = Spans()
 
-        if let token = received[.algorithm] {
-            guard let algorithm = DigestAlgorithm(token: text(token)) else { throw .badParameter("algorithm") }
-            self.algorithm = algorithm
+        if let token = copy(.algorithm) {
+            if spells(token, "sha-256") {
+                algorithm = .sha256
+            } else if spells(token, "md5") {
+                algorithm = .md5
+            } else {
+                throw .badParameter("algorithm")
+            }
         } else {
             algorithm = .md5
         }
 
-        switch received[.userhash] {
+        switch copy(.userhash) {
         case nil: userhash = false
-        case let flag? where AuthSyntax.equalsIgnoringCase(flag, "false"): userhash = false
-        case let flag? where AuthSyntax.equalsIgnoringCase(flag, "true"): userhash = true
+        case let flag? where spells(flag, "false"): userhash = false
+        case let flag? where spells(flag, "true"): userhash = true
         default: throw .badParameter("userhash")
         }
 
-        switch (received[.username], received[.extendedUsername]) {
+        switch (copy(.username), copy(.extendedUsername)) {
         case (let plain?, nil):
             guard !plain.isEmpty, plain.count <= Bounds.username else { throw .badParameter("username") }
             if userhash {
-                guard plain.count == 2 * algorithm.digestLength, AuthHex.decode(plain) != nil else {
+                guard plain.count == 2 * algorithm.digestLength, storage[plain].allSatisfy({ AuthHex.nibble($0) != nil }) else {
                     throw .badParameter("username")
                 }
             }
-            username = text(plain)
+            spans.username = plain
         case (nil, let extended?):
-            guard !userhash, let decoded = Self.decodeExtendedValue(text(extended)),
+            guard !userhash, let decoded = Self.decodeExtendedValue(String(decoding: storage[extended], as: UTF8.self)),
                   !decoded.isEmpty, decoded.utf8.count <= Bounds.username
             else { throw .badParameter("username*") }
-            username = decoded
+            let start = storage.count
+            storage += decoded.utf8
+            spans.username = start..<storage.count
         case (nil, nil):
             throw .missingParameter("username")
         case (_?, _?):
             throw .badParameter("username*")
         }
-        guard !AuthSyntax.containsControl(username) else { throw .badParameter("username") }
-
-        realm = text(try required(.realm, max: Bounds.realm))
-        nonce = text(try required(.nonce, max: Bounds.nonce))
-        uri = text(try required(.uri, max: Bounds.uri))
-        guard !uri.isEmpty, !AuthSyntax.containsControl(uri) else { throw .badParameter("uri") }
-
-        let responseText = try required(.response, max: 64)
-        guard responseText.count == 2 * algorithm.digestLength, let response = AuthHex.decode(responseText) else {
-            throw .badParameter("response")
+        func hasControl(_ range: Range<Int>) -> Bool {
+            storage.withUnsafeBytes { AuthSyntax.containsControl(utf8: UnsafeRawBufferPointer(rebasing: $0[range])) }
         }
-        self.response = response
+        guard !hasControl(spans.username) else { throw .badParameter("username") }
 
-        let qopText = try required(.qop, max: 16)
-        guard AuthSyntax.equalsIgnoringCase(qopText, "auth") else { throw .badParameter("qop") }
-        qop = text(qopText)
+        spans.realm = try required(.realm, max: Bounds.realm)
+        spans.nonce = try required(.nonce, max: Bounds.nonce)
+        spans.uri = try required(.uri, max: Bounds.uri)
+        guard !spans.uri.isEmpty, !hasControl(spans.uri) else { throw .badParameter("uri") }
 
-        let cnonceText = try required(.cnonce, max: Bounds.cnonce)
-        guard !cnonceText.isEmpty else { throw .badParameter("cnonce") }
-        cnonce = text(cnonceText)
+        // Decoded in place: digit pair i becomes byte i, and each pair is read before the
+        // byte written over its first digit could matter.
+        let hex = try required(.response, max: 64)
+        guard hex.count == 2 * algorithm.digestLength else { throw .badParameter("response") }
+        for index in 0..<hex.count / 2 {
+            guard let high = AuthHex.nibble(storage[hex.lowerBound + 2 * index]),
+                  let low = AuthHex.nibble(storage[hex.lowerBound + 2 * index + 1])
+            else { throw .badParameter("response") }
+            storage[hex.lowerBound + index] = high << 4 | low
+        }
+        spans.response = hex.lowerBound..<hex.lowerBound + hex.count / 2
 
-        let countDigits = try required(.nc, max: 8)
+        spans.qop = try required(.qop, max: 16)
+        guard spells(spans.qop, "auth") else { throw .badParameter("qop") }
+
+        spans.cnonce = try required(.cnonce, max: Bounds.cnonce)
+        guard !spans.cnonce.isEmpty else { throw .badParameter("cnonce") }
+
+        spans.nonceCount = try required(.nc, max: 8)
         var count: UInt32 = 0
-        for digit in countDigits {
-            guard countDigits.count == 8, let nibble = AuthHex.nibble(digit) else { throw .badParameter("nc") }
+        for digit in storage[spans.nonceCount] {
+            guard spans.nonceCount.count == 8, let nibble = AuthHex.nibble(digit) else { throw .badParameter("nc") }
             count = count << 4 | UInt32(nibble)
         }
         guard count > 0 else { throw .badParameter("nc") }
         nonceCount = count
-        nonceCountText = text(countDigits)
 
-        if let opaque = received[.opaque] {
+        if let opaque = copy(.opaque) {
             guard opaque.count <= Bounds.nonce else { throw .badParameter("opaque") }
-            self.opaque = text(opaque)
-        } else {
-            opaque = nil
+            spans.opaque = opaque
         }
+        self.storage = storage
+        self.spans = spans
+    }
+
+    /// Token values are ASCII and quoted ones were checked as UTF-8 when parsed.
+    private func text(_ range: Range<Int>) -> String {
+        storage.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
     /// The parameters Digest credentials are made of; any other is ignored (RFC 7616 §3.4).
@@ -147,23 +212,24 @@ public struct DigestCredentials: Sendable, Equatable {
 
         /// The field a received name (any case) stands for, if any. Lengths tell most names
         /// apart before a byte is compared.
-        init?(name: ArraySlice<UInt8>) {
-            let candidates: [Field] = switch name.count {
-            case 2: [.nc]
-            case 3: [.uri, .qop]
-            case 5: [.realm, .nonce]
-            case 6: [.cnonce, .opaque]
-            case 8: [.username, .userhash, .response]
-            case 9: [.algorithm, .extendedUsername]
-            default: []
+        init?(name: UnsafeRawBufferPointer) {
+            func named(_ field: Field) -> Field? {
+                AuthSyntax.equalsIgnoringCase(name, field.staticName) ? field : nil
             }
-            guard let field = candidates.first(where: { AuthSyntax.equalsIgnoringCase(name, $0.staticName) }) else {
-                return nil
+            let field: Field? = switch name.count {
+            case 2: named(.nc)
+            case 3: named(.uri) ?? named(.qop)
+            case 5: named(.realm) ?? named(.nonce)
+            case 6: named(.cnonce) ?? named(.opaque)
+            case 8: named(.username) ?? named(.userhash) ?? named(.response)
+            case 9: named(.algorithm) ?? named(.extendedUsername)
+            default: nil
             }
+            guard let field else { return nil }
             self = field
         }
 
-        private var staticName: StaticString {
+        var staticName: StaticString {
             switch self {
             case .algorithm: "algorithm"
             case .userhash: "userhash"
@@ -178,16 +244,6 @@ public struct DigestCredentials: Sendable, Equatable {
             case .nc: "nc"
             case .opaque: "opaque"
             }
-        }
-    }
-
-    /// The value received for each field, by the field's raw value.
-    private struct Fields {
-        private var values = [ArraySlice<UInt8>?](repeating: nil, count: Field.allCases.count)
-
-        subscript(field: Field) -> ArraySlice<UInt8>? {
-            get { values[field.rawValue] }
-            set { values[field.rawValue] = newValue }
         }
     }
 

@@ -64,7 +64,11 @@ import Testing
         let buffer = Array(#"Digest response="ab\"c", nc=00000001"#.utf8)
         let params = try AuthParameters(parsing: buffer[7...], maxCount: 4)
         var seen: [(String, [UInt8])] = []
-        params.forEach { name, value in seen.append((String(decoding: name, as: UTF8.self), Array(value))) }
+        params.forEachRaw { name, value in
+            var copy: [UInt8] = []
+            params.appendValue(value, to: &copy)
+            seen.append((String(decoding: name, as: UTF8.self), copy))
+        }
         #expect(seen.map(\.0) == ["response", "nc"])
         #expect(seen.map(\.1) == [Array(#"ab"c"#.utf8), Array("00000001".utf8)])
         #expect(params["RESPONSE"] == #"ab"c"#)
@@ -83,6 +87,21 @@ import Testing
         #expect(throws: AuthError.badParameter("a")) { try AuthParameters(parsing: bytes[7...], maxCount: 4) }
         let valid = Array("Digest a=\"x\\".utf8) + [0xC3, 0xA9] + Array("\", b=c".utf8)
         #expect(throws: Never.self) { try AuthParameters(parsing: valid[7...], maxCount: 4) }
+    }
+
+    /// The byte-level control check (Digest `username` and `uri`) agrees with the scalar
+    /// one for every scalar up to U+07FF, alone and between letters.
+    @Test func controlCheckOverBytesMatchesTheScalarCheck() {
+        for value in UInt32(0)...0x7FF {
+            let scalar = Unicode.Scalar(value)!
+            for text in [String(Character(scalar)), "a\(Character(scalar))b"] {
+                var utf8 = text
+                let byBytes = utf8.withUTF8 { AuthSyntax.containsControl(utf8: UnsafeRawBufferPointer($0)) }
+                let expected = text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) }
+                #expect(byBytes == expected, "U+\(String(value, radix: 16))")
+            }
+        }
+        #expect(!AuthSyntax.containsControl("Jäsøn Doe") && AuthSyntax.containsControl("a\u{85}"))
     }
 
     @Test func refusesQuotedInvalidUTF8() {

@@ -1,0 +1,149 @@
+import Testing
+@testable import RelayCore
+
+/// The table of issued Digest nonces: exact-text lookup, expiry, replay, capacity, and the
+/// proven HA1 kept no longer than its nonce and only for the same user, algorithm, version.
+@Suite struct DigestNonceTableTests {
+    static let t0: UInt64 = 1_700_000_000
+
+    static func key(_ nonce: String) -> DigestNonceTable.Key { DigestNonceTable.Key(nonce)! }
+
+    static func proof(_ ha1: [UInt8], user: String = "u", algorithm: DigestAlgorithm = .md5,
+                      version: UInt64 = 7) -> DigestNonceTable.Proof {
+        .init(user: user, algorithm: algorithm, version: version, ha1: ha1)
+    }
+
+    @Test func issuedNoncesAreRandomBase64OfTheFixedLength() throws {
+        let table = DigestNonceTable(capacity: 8, lifetime: 10)
+        let nonces = (0..<4).map { _ in table.issue(now: Self.t0) }
+        #expect(Set(nonces).count == 4)
+        for nonce in nonces {
+            #expect(nonce.utf8.count == DigestNonceTable.encodedLength)
+            #expect(try AuthCrypto.base64Decode(nonce, maxDecodedCount: 48).count == 48)
+        }
+        #expect(table.count == 4)
+    }
+
+    @Test func onlyTheExactIssuedTextIsFresh() {
+        let table = DigestNonceTable(capacity: 8, lifetime: 10)
+        let nonce = table.issue(now: Self.t0)
+        let fresh = DigestNonceTable.Lookup.fresh(provenHA1: nil)
+        #expect(table.lookup(Self.key(nonce), now: Self.t0, user: "u", algorithm: .md5, version: 7) == fresh)
+        // Every single-character change, including the case of a letter, is another nonce.
+        var utf8 = Array(nonce.utf8)
+        for index in [0, 1, 31, 62, 63] {
+            let original = utf8[index]
+            utf8[index] = original == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            let changed = String(decoding: utf8, as: UTF8.self)
+            #expect(table.lookup(Self.key(changed), now: Self.t0, user: nil, algorithm: .md5, version: nil) == .stale)
+            #expect(table.record(Self.key(changed), count: 1, now: Self.t0) == .stale)
+            utf8[index] = original
+        }
+        // Not 64 bytes: no key at all.
+        #expect(DigestNonceTable.Key(String(nonce.dropLast())) == nil)
+        #expect(DigestNonceTable.Key(nonce + "A") == nil)
+        #expect(DigestNonceTable.Key("") == nil)
+        #expect(DigestNonceTable.Key(String(nonce.dropLast()) + "é") == nil)
+    }
+
+    @Test func aNonceIsFreshForItsLifetimeAndThenStale() {
+        let table = DigestNonceTable(capacity: 8, lifetime: 10)
+        let key = Self.key(table.issue(now: Self.t0))
+        // A clock read slightly earlier on another thread is not a nonce from the future.
+        #expect(table.lookup(key, now: Self.t0 - 1, user: nil, algorithm: .md5, version: nil) != .stale)
+        #expect(table.lookup(key, now: Self.t0 + 10, user: nil, algorithm: .md5, version: nil) != .stale)
+        #expect(table.record(key, count: 1, now: Self.t0 + 10) == .accepted)
+        #expect(table.lookup(key, now: Self.t0 + 11, user: nil, algorithm: .md5, version: nil) == .stale)
+        #expect(table.record(key, count: 2, now: Self.t0 + 11) == .stale)
+        #expect(table.count == 0, "an expired nonce was not swept")
+    }
+
+    @Test func countsOnlyRise() {
+        let table = DigestNonceTable(capacity: 8, lifetime: 10)
+        let key = Self.key(table.issue(now: Self.t0))
+        #expect(table.record(key, count: 1, now: Self.t0) == .accepted)
+        #expect(table.record(key, count: 1, now: Self.t0) == .replayed)
+        #expect(table.record(key, count: 3, now: Self.t0) == .accepted)
+        #expect(table.record(key, count: 2, now: Self.t0) == .replayed)
+        #expect(table.record(key, count: UInt32.max, now: Self.t0) == .accepted)
+        #expect(table.record(key, count: UInt32.max, now: Self.t0) == .replayed)
+    }
+
+    @Test func theOldestNonceIsForgottenWhenFull() {
+        let table = DigestNonceTable(capacity: 3, lifetime: 100)
+        let keys = (0..<5).map { Self.key(table.issue(now: Self.t0 + UInt64($0))) }
+        #expect(table.count == 3)
+        #expect(table.record(keys[0], count: 1, now: Self.t0 + 5) == .stale)
+        #expect(table.record(keys[1], count: 1, now: Self.t0 + 5) == .stale)
+        for key in keys[2...] {
+            #expect(table.record(key, count: 1, now: Self.t0 + 5) == .accepted)
+        }
+        // The ring keeps going round.
+        let more = (0..<7).map { Self.key(table.issue(now: Self.t0 + 6 + UInt64($0))) }
+        #expect(table.count == 3)
+        #expect(table.record(more[3], count: 1, now: Self.t0 + 20) == .stale)
+        for key in more[4...] {
+            #expect(table.record(key, count: 1, now: Self.t0 + 20) == .accepted)
+        }
+    }
+
+    @Test func expiredNoncesLeaveFromTheOldEnd() {
+        let table = DigestNonceTable(capacity: 8, lifetime: 10)
+        let early = Self.key(table.issue(now: Self.t0))
+        let late = Self.key(table.issue(now: Self.t0 + 5))
+        #expect(table.record(late, count: 1, now: Self.t0 + 11) == .accepted)
+        #expect(table.count == 1)
+        #expect(table.record(early, count: 1, now: Self.t0 + 11) == .stale)
+        _ = table.issue(now: Self.t0 + 16)
+        #expect(table.count == 1)
+    }
+
+    @Test func aProvenHA1AnswersOnlyItsUserAlgorithmAndVersion() {
+        let table = DigestNonceTable(capacity: 8, lifetime: 10)
+        let key = Self.key(table.issue(now: Self.t0))
+        #expect(table.record(key, count: 1, now: Self.t0, proof: Self.proof([1, 2, 3])) == .accepted)
+        func lookup(_ user: String?, _ algorithm: DigestAlgorithm, _ version: UInt64?) -> DigestNonceTable.Lookup {
+            table.lookup(key, now: Self.t0 + 1, user: user, algorithm: algorithm, version: version)
+        }
+        #expect(lookup("u", .md5, 7) == .fresh(provenHA1: [1, 2, 3]))
+        #expect(lookup("U", .md5, 7) == .fresh(provenHA1: nil))
+        #expect(lookup("v", .md5, 7) == .fresh(provenHA1: nil))
+        #expect(lookup("u", .sha256, 7) == .fresh(provenHA1: nil))
+        #expect(lookup("u", .md5, 8) == .fresh(provenHA1: nil))
+        #expect(lookup(nil, .md5, 7) == .fresh(provenHA1: nil))
+        #expect(lookup("u", .md5, nil) == .fresh(provenHA1: nil))
+        // A refused count keeps the old proof; an accepted one replaces it.
+        #expect(table.record(key, count: 1, now: Self.t0, proof: Self.proof([9], user: "v")) == .replayed)
+        #expect(lookup("u", .md5, 7) == .fresh(provenHA1: [1, 2, 3]))
+        #expect(table.record(key, count: 2, now: Self.t0, proof: Self.proof([4, 5], user: "v")) == .accepted)
+        #expect(lookup("u", .md5, 7) == .fresh(provenHA1: nil))
+        #expect(lookup("v", .md5, 7) == .fresh(provenHA1: [4, 5]))
+        // Another nonce knows nothing of it, and the expired one answers nothing.
+        let other = Self.key(table.issue(now: Self.t0))
+        #expect(table.lookup(other, now: Self.t0 + 1, user: "v", algorithm: .md5, version: 7) == .fresh(provenHA1: nil))
+        #expect(table.lookup(key, now: Self.t0 + 11, user: "v", algorithm: .md5, version: 7) == .stale)
+    }
+
+    /// Threads issuing and recording at once: accepted counts only rise, so no count is
+    /// accepted twice, and the highest is accepted by someone.
+    @Test func concurrentRecordsAcceptEachCountOnce() async {
+        let table = DigestNonceTable(capacity: 4096, lifetime: 10)
+        let key = Self.key(table.issue(now: Self.t0))
+        let accepted = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var mine = 0
+                    for count in 1...500 {
+                        if table.record(key, count: UInt32(count), now: Self.t0) == .accepted { mine += 1 }
+                        _ = table.issue(now: Self.t0)
+                    }
+                    return mine
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(accepted >= 1 && accepted <= 500)
+        #expect(table.record(key, count: 500, now: Self.t0) == .replayed)
+        #expect(table.count == 2001)
+    }
+}
