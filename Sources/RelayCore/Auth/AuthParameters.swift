@@ -124,7 +124,7 @@ public struct AuthParameters: Sendable, Equatable {
             if index == end { break }
 
             let nameStart = index
-            while index < end, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
+            while index < end, HTTPBytes.isTokenChar(bytes[index]) { index += 1 }
             guard index > nameStart else { return .failure(.malformedHeader) }
             let name = nameStart..<index
             skipWhitespace()
@@ -135,21 +135,21 @@ public struct AuthParameters: Sendable, Equatable {
 
             let span: Span
             if bytes[index] == UInt8(ascii: "\"") {
-                guard let (value, escaped, next) = quotedString(bytes, openingQuoteAt: index) else {
+                guard let (value, escaped, nonASCII, next) = quotedString(bytes, openingQuoteAt: index) else {
                     return .failure(.malformedHeader)
                 }
                 span = Span(name: name, value: value, quoted: true, escaped: escaped)
                 index = next
                 // Checked in place (only an escaped value is copied, to undo its escapes): a
                 // client decides how many non-ASCII values a header holds.
-                if bytes[value].contains(where: { $0 >= 0x80 }) {
+                if nonASCII {
                     let raw = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[value]))
                     let text = escaped ? unescape(raw).withUnsafeBytes(HTTPBytes.string) : HTTPBytes.string(raw)
                     guard text != nil else { return .failure(.badParameter(lowercasedName(bytes[name]))) }
                 }
             } else {
                 let valueStart = index
-                while index < end, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
+                while index < end, HTTPBytes.isTokenChar(bytes[index]) { index += 1 }
                 guard index > valueStart else { return .failure(.malformedHeader) }
                 span = Span(name: name, value: valueStart..<index, quoted: false, escaped: false)
             }
@@ -220,25 +220,34 @@ public struct AuthParameters: Sendable, Equatable {
     }
 
     /// Checks the quoted-string starting at `start`; returns the range between the quotes,
-    /// whether it holds quoted-pairs, and the index just past the closing quote, or nil when
-    /// it is unterminated or holds a byte a quoted-string may not.
-    private static func quotedString(_ bytes: UnsafeBufferPointer<UInt8>, openingQuoteAt start: Int) -> (Range<Int>, Bool, Int)? {
+    /// whether it holds quoted-pairs, whether it holds a byte above 127 (to check as UTF-8),
+    /// and the index just past the closing quote, or nil when it is unterminated or holds a
+    /// byte a quoted-string may not.
+    private static func quotedString(_ bytes: UnsafeBufferPointer<UInt8>,
+                                     openingQuoteAt start: Int) -> (Range<Int>, Bool, Bool, Int)? {
         var escaped = false
+        var highBits: UInt8 = 0
         var index = start + 1
         while index < bytes.count {
             let byte = bytes[index]
-            // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text, tested in the order
-            // that lets an ordinary printable byte through on the first comparisons.
+            highBits |= byte
+            // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text: an ordinary printable
+            // byte passes the first test and goes round again.
+            if byte > UInt8(ascii: "\\") ? byte != 0x7F : byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                index += 1
+                continue
+            }
             if byte == UInt8(ascii: "\"") {
-                return (start + 1..<index, escaped, index + 1)
+                return (start + 1..<index, escaped, highBits >= 0x80, index + 1)
             } else if byte == UInt8(ascii: "\\") {
                 escaped = true
                 index += 1
                 guard index < bytes.count else { return nil }
                 let pair = bytes[index]
+                highBits |= pair
                 // quoted-pair = "\" ( HTAB / SP / VCHAR / obs-text )
                 guard pair == 0x09 || pair >= 0x20 && pair != 0x7F else { return nil }
-            } else if byte < 0x20 && byte != 0x09 || byte == 0x7F {
+            } else if byte != 0x09 {
                 return nil
             }
             index += 1

@@ -10,33 +10,9 @@ enum AuthSyntax {
         bytes.withUnsafeBytes { HTTPBytes.string($0) }
     }
 
-    /// tchar: `!#$%&'*+-.^_`|~`, DIGIT, ALPHA.
-    static func isTokenChar(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"),
-             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
-
     /// token68 characters before the trailing `=`: ALPHA, DIGIT, `-._~+/`.
     static func isToken68Char(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-             UInt8(ascii: "+"), UInt8(ascii: "/"):
-            return true
-        default:
-            return false
-        }
+        HTTPBytes.inSet(byte, low: 0x03FF_E800_0000_0000, high: 0x47FF_FFFE_87FF_FFFE)
     }
 
     /// OWS / BWS: SP or HTAB.

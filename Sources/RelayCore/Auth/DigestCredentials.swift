@@ -263,7 +263,7 @@ public struct DigestCredentials: Sendable, Equatable {
                 bytes.append(high << 4 | low)
             } else {
                 // attr-char = ALPHA / DIGIT / "!" / "#" / "$" / "&" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~"
-                guard AuthSyntax.isTokenChar(byte), byte != UInt8(ascii: "*"), byte != UInt8(ascii: "'"),
+                guard HTTPBytes.isTokenChar(byte), byte != UInt8(ascii: "*"), byte != UInt8(ascii: "'"),
                       byte != UInt8(ascii: "%")
                 else { return nil }
                 bytes.append(byte)

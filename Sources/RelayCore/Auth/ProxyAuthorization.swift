@@ -38,7 +38,7 @@ public struct ProxyAuthorization: Sendable, Equatable {
         while end > start, AuthSyntax.isWhitespace(bytes[end - 1]) { end -= 1 }
 
         var index = start
-        while index < end, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
+        while index < end, HTTPBytes.isTokenChar(bytes[index]) { index += 1 }
         guard index > start else { throw .malformedHeader }
         scheme = String(decoding: bytes[start..<index], as: UTF8.self)
         if index == end {

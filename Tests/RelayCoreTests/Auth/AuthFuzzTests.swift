@@ -149,6 +149,11 @@ import Testing
 /// `#auth-param` (RFC 9110 §11.2, §5.6) parsed the plain way, one byte at a time into strings:
 /// the reference `authParamListsMatchAPlainParser` holds the production parser to.
 enum PlainAuthParamParser {
+    /// tchar spelled out as RFC 9110 §5.6.2 lists it, apart from the production bit masks.
+    static let tokenChars = Set(Array("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8))
+
+    static func isTokenChar(_ byte: UInt8) -> Bool { tokenChars.contains(byte) }
+
     static func parse(_ bytes: [UInt8], maxCount: Int) -> Result<[AuthParameters.Parameter], AuthError> {
         var result: [AuthParameters.Parameter] = []
         var index = 0
@@ -159,7 +164,7 @@ enum PlainAuthParamParser {
             }
             if index == bytes.count { return .success(result) }
             let nameStart = index
-            while index < bytes.count, AuthSyntax.isTokenChar(bytes[index]) { index += 1 }
+            while index < bytes.count, isTokenChar(bytes[index]) { index += 1 }
             guard index > nameStart else { return .failure(.malformedHeader) }
             let name = String(decoding: bytes[nameStart..<index].map(AuthSyntax.asciiLowercased), as: UTF8.self)
             skipWhitespace()
@@ -189,7 +194,7 @@ enum PlainAuthParamParser {
                 }
                 guard closed else { return .failure(.malformedHeader) }
             } else {
-                while index < bytes.count, AuthSyntax.isTokenChar(bytes[index]) { value.append(bytes[index]); index += 1 }
+                while index < bytes.count, isTokenChar(bytes[index]) { value.append(bytes[index]); index += 1 }
                 guard !value.isEmpty else { return .failure(.malformedHeader) }
             }
             guard let text = String(validating: value, as: UTF8.self) else { return .failure(.badParameter(name)) }

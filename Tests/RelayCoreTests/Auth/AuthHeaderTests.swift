@@ -89,6 +89,15 @@ import Testing
         #expect(throws: Never.self) { try AuthParameters(parsing: valid[7...], maxCount: 4) }
     }
 
+    /// The byte classes as bit masks agree with the RFC's lists for every byte value.
+    @Test func tokenAndToken68MasksMatchTheirDefinitions() {
+        let token68 = Set(Array("-._~+/0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8))
+        for byte in UInt8.min...UInt8.max {
+            #expect(HTTPBytes.isTokenChar(byte) == PlainAuthParamParser.isTokenChar(byte), "byte \(byte)")
+            #expect(AuthSyntax.isToken68Char(byte) == token68.contains(byte), "byte \(byte)")
+        }
+    }
+
     /// The byte-level control check (Digest `username` and `uri`) agrees with the scalar
     /// one for every scalar up to U+07FF, alone and between letters.
     @Test func controlCheckOverBytesMatchesTheScalarCheck() {
