@@ -2,12 +2,14 @@
 /// once it is delimited, and keep the verdict until reset.
 struct HTTPHeadParserCore<Head: Sendable>: Sendable {
     private var scanner = HTTPHeadScanner()
-    private var verdict: HeadParseResult<Head>?
+    /// `.needMore` until the head is judged, then the verdict to repeat. Not an Optional:
+    /// unwrapping and assigning one went through unspecialized value witnesses on every call.
+    private var verdict: HeadParseResult<Head> = .needMore
 
     /// `parseHead` gets the start-line offset and the offset one past the final CRLFCRLF.
     mutating func parse(_ buffer: UnsafeRawBufferPointer, limits: HTTPHeadLimits, extraEmptyLine: ReasonCode,
                         parseHead: (UnsafeRawBufferPointer, Int, Int) -> Result<Head, ReasonCode>) -> HeadParseResult<Head> {
-        if let verdict { return verdict }
+        if case .needMore = verdict {} else { return verdict }
         let result: HeadParseResult<Head>
         switch scanner.scan(buffer, limits: limits, extraEmptyLine: extraEmptyLine) {
         case .needMore:

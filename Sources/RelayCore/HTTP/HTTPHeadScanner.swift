@@ -31,18 +31,17 @@ struct HTTPHeadScanner: Sendable {
         let end = min(count, limit)
         var i = index
         defer { index = i }
+        guard let base = buf.baseAddress else { return count > limit ? .invalid(.headTooLarge) : .needMore }
         while i < end {
-            // Most head bytes are neither CR nor LF: skip them eight at a time.
-            while i &+ 8 <= end && !Self.hasLineByte(buf.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
-                i &+= 8
+            // Most head bytes are neither CR nor LF: let memchr skip them (it reads a vector at a
+            // time). The first line byte decides, so an LF only matters if it comes before the CR.
+            let cr = HTTPByteSearch.first(HTTPBytes.cr, base, from: i, to: end)
+            if HTTPByteSearch.first(HTTPBytes.lf, base, from: i, to: cr ?? end) != nil { return .invalid(.bareLineEnding) }
+            guard let cr else {
+                i = end
+                break
             }
-            if i >= end { break }
-            let b = buf[i]
-            if b > HTTPBytes.cr || (b != HTTPBytes.cr && b != HTTPBytes.lf) {
-                i += 1
-                continue
-            }
-            if b == HTTPBytes.lf { return .invalid(.bareLineEnding) }
+            i = cr
             // A CR: its LF would sit at i + 1, past the limit, so the head cannot fit.
             if i + 1 >= limit { return .invalid(.headTooLarge) }
             if i + 1 >= count { return .needMore }
@@ -66,16 +65,5 @@ struct HTTPHeadScanner: Sendable {
             lineStart = i
         }
         return count > limit ? .invalid(.headTooLarge) : .needMore
-    }
-
-    /// Whether any byte of `word` is CR or LF: the classic SWAR zero-byte test applied to the
-    /// word XORed with each pattern (exact as to whether a match exists; which byte it is, the
-    /// byte loop then finds).
-    private static func hasLineByte(_ word: UInt64) -> Bool {
-        let lows: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let cr = word ^ (lows &* 0x0D)
-        let lf = word ^ (lows &* 0x0A)
-        return (((cr &- lows) & ~cr) | ((lf &- lows) & ~lf)) & highs != 0
     }
 }

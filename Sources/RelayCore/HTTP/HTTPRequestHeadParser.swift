@@ -27,19 +27,23 @@ public struct HTTPRequestHeadParser: Sendable {
     /// `method SP request-target SP HTTP-version CRLF` and the field lines, `end` being one
     /// past the final CRLFCRLF.
     private static func parseHead(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Result<HTTPRequestHead, ReasonCode> {
-        var lineEnd = start
-        while buf[lineEnd] != HTTPBytes.cr { lineEnd += 1 }
+        // The scanner delimited the head, so the start line's CR exists; and CR is neither a
+        // tchar nor a target byte, so the two walks below stop at it without a bound check.
+        guard let raw = buf.baseAddress, let lineEnd = HTTPByteSearch.first(HTTPBytes.cr, raw, from: start, to: end) else {
+            return .failure(.badRequestLine)
+        }
+        let base = raw.assumingMemoryBound(to: UInt8.self)
 
         var i = start
-        while i < lineEnd && HTTPBytes.isTokenChar(buf[i]) { i += 1 }
-        guard i > start, i < lineEnd, buf[i] == HTTPBytes.sp else { return .failure(.badRequestLine) }
+        while HTTPBytes.isTokenChar(base[i]) { i += 1 }
+        guard i > start, base[i] == HTTPBytes.sp else { return .failure(.badRequestLine) }
         let methodEnd = i
         i += 1
         let targetStart = i
         // Visible ASCII only: spaces, controls and raw non-ASCII have no place in a URI and
         // only serve to make two parsers see two different targets.
-        while i < lineEnd, buf[i] > 0x20, buf[i] < 0x7F { i += 1 }
-        guard i > targetStart, i < lineEnd, buf[i] == HTTPBytes.sp else { return .failure(.badRequestLine) }
+        while base[i] > 0x20, base[i] < 0x7F { i += 1 }
+        guard i > targetStart, base[i] == HTTPBytes.sp else { return .failure(.badRequestLine) }
         let targetEnd = i
         i += 1
         guard lineEnd - i == 8, let version = HTTPFieldLines.parseVersion(buf, at: i, end: lineEnd) else {
@@ -59,8 +63,8 @@ public struct HTTPRequestHeadParser: Sendable {
             if hosts > 1 { return .failure(.badHeader) }
         }
 
-        let method = String(decoding: UnsafeRawBufferPointer(rebasing: buf[start..<methodEnd]), as: UTF8.self)
-        let target = String(decoding: UnsafeRawBufferPointer(rebasing: buf[targetStart..<targetEnd]), as: UTF8.self)
+        let method = String(decoding: UnsafeRawBufferPointer(start: raw + start, count: methodEnd - start), as: UTF8.self)
+        let target = String(decoding: UnsafeRawBufferPointer(start: raw + targetStart, count: targetEnd - targetStart), as: UTF8.self)
         return .success(HTTPRequestHead(method: method, target: target, version: version, headers: headers))
     }
 }

@@ -29,8 +29,10 @@ public struct HTTPResponseHeadParser: Sendable {
     /// `HTTP-version SP 3DIGIT [SP reason-phrase] CRLF` and the field lines. The reason
     /// phrase may be empty with or without its SP; many servers omit both.
     private static func parseHead(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Result<HTTPResponseHead, ReasonCode> {
-        var lineEnd = start
-        while buf[lineEnd] != HTTPBytes.cr { lineEnd += 1 }
+        // The scanner delimited the head, so the status line's CR exists.
+        guard let raw = buf.baseAddress, let lineEnd = HTTPByteSearch.first(HTTPBytes.cr, raw, from: start, to: end) else {
+            return .failure(.badUpstreamResponse)
+        }
 
         guard lineEnd - start >= 12,
               let version = HTTPFieldLines.parseVersion(buf, at: start, end: lineEnd),
