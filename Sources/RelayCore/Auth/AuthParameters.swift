@@ -223,12 +223,30 @@ public struct AuthParameters: Sendable, Equatable {
     /// whether it holds quoted-pairs, whether it holds a byte above 127 (to check as UTF-8),
     /// and the index just past the closing quote, or nil when it is unterminated or holds a
     /// byte a quoted-string may not.
+    /// True when every byte of `word` is qdtext that ends nothing: SP or VCHAR, but neither
+    /// `"` nor `\\` (SWAR: a byte equal to `c` is a zero byte of `word ^ c…c`).
+    static func isPlainQuotedWord(_ word: UInt64) -> Bool {
+        let lows: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ x: UInt64) -> Bool { (x &- lows) & ~x & highs != 0 }
+        return HTTPFieldValueScan.isPlainWord(word)
+            && !hasZeroByte(word ^ (lows &* UInt64(UInt8(ascii: "\""))))
+            && !hasZeroByte(word ^ (lows &* UInt64(UInt8(ascii: "\\"))))
+    }
+
     private static func quotedString(_ bytes: UnsafeBufferPointer<UInt8>,
                                      openingQuoteAt start: Int) -> (Range<Int>, Bool, Bool, Int)? {
         var escaped = false
         var highBits: UInt8 = 0
         var index = start + 1
+        let base = UnsafeRawPointer(bytes.baseAddress!)
         while index < bytes.count {
+            // Eight bytes at a time while none needs a second look: nonces, cnonces and
+            // responses make up most of a Digest header.
+            while index &+ 8 <= bytes.count, isPlainQuotedWord(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                index &+= 8
+            }
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             highBits |= byte
             // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text: an ordinary printable
