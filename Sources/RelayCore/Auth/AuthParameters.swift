@@ -212,7 +212,7 @@ public struct AuthParameters: Sendable, Equatable {
     }
 
     private static func sameName(_ a: Slice<UnsafeBufferPointer<UInt8>>, _ b: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        AuthSyntax.equalsIgnoringCase(UnsafeBufferPointer(rebasing: a), UnsafeBufferPointer(rebasing: b))
+        HTTPBytes.equalsIgnoringASCIICase(UnsafeBufferPointer(rebasing: a), UnsafeBufferPointer(rebasing: b))
     }
 
     private static func lowercasedName(_ name: some Sequence<UInt8>) -> String {

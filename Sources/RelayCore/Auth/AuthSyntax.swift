@@ -46,27 +46,10 @@ enum AuthSyntax {
         isASCIIUppercase(byte) ? byte | 0x20 : byte
     }
 
-    /// True when `a` and `b` are equal ignoring ASCII case, without building either lowercased
-    /// (schemes, and the algorithm and qop tokens of every Digest request).
-    static func asciiCaseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
-        a.utf8.elementsEqual(b.utf8) { asciiLowercased($0) == asciiLowercased($1) }
-    }
-
     /// True when `bytes` spell `lowercase` (a lowercase ASCII literal), ignoring ASCII case.
     static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: StaticString) -> Bool {
         let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        return bytes.withUnsafeBufferPointer { equalsIgnoringCase($0, expected) }
-    }
-
-    /// True when `a` and `b` hold the same bytes ignoring ASCII case (auth-param names).
-    static func equalsIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard a.count == b.count else { return false }
-        var index = 0
-        while index < a.count {
-            guard asciiLowercased(a[index]) == asciiLowercased(b[index]) else { return false }
-            index += 1
-        }
-        return true
+        return bytes.withUnsafeBufferPointer { HTTPBytes.equalsIgnoringASCIICase($0, expected) }
     }
 
     /// True when `a` and `b` hold the same UTF-8 bytes. String's `==` would also accept
@@ -109,6 +92,6 @@ enum AuthSyntax {
     /// True when `bytes` spell `lowercase` (a lowercase ASCII literal), ignoring ASCII case.
     static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        return equalsIgnoringCase(bytes.assumingMemoryBound(to: UInt8.self), expected)
+        return HTTPBytes.equalsIgnoringASCIICase(bytes.assumingMemoryBound(to: UInt8.self), expected)
     }
 }

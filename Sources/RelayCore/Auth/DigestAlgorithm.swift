@@ -7,9 +7,9 @@ public enum DigestAlgorithm: String, Sendable, CaseIterable, Hashable {
 
     /// The algorithm a challenge or credentials token names, ignoring ASCII case.
     public init?(token: String) {
-        if AuthSyntax.asciiCaseInsensitiveEquals(token, "SHA-256") {
+        if HTTPBytes.equalsIgnoringASCIICase(token, "SHA-256") {
             self = .sha256
-        } else if AuthSyntax.asciiCaseInsensitiveEquals(token, "MD5") {
+        } else if HTTPBytes.equalsIgnoringASCIICase(token, "MD5") {
             self = .md5
         } else {
             return nil

@@ -57,7 +57,7 @@ public struct ProxyAuthorization: Sendable, Equatable {
 
     /// True when the scheme is `name`, ignoring ASCII case.
     public func hasScheme(_ name: String) -> Bool {
-        AuthSyntax.asciiCaseInsensitiveEquals(scheme, name)
+        HTTPBytes.equalsIgnoringASCIICase(scheme, name)
     }
 
     /// The token68, when the credentials are one.

@@ -24,7 +24,7 @@ public enum ForwardRewriter {
         append(&out, "\r\n")
         let listed = connectionListed(head.headers)
         appendFields(&out, head.headers, viaName: viaName) { name in
-            isHopByHop(name) || HTTPHeaders.namesEqual(name, "Host") || listed.contains { HTTPHeaders.namesEqual($0, name) }
+            isHopByHop(name) || HTTPBytes.equalsIgnoringASCIICase(name, "Host") || listed.contains { HTTPBytes.equalsIgnoringASCIICase($0, name) }
         }
         append(&out, "\r\n")
         return out
@@ -44,7 +44,7 @@ public enum ForwardRewriter {
         append(&out, "\r\n")
         let listed = connectionListed(head.headers)
         appendFields(&out, head.headers, viaName: viaName) { name in
-            isHopByHop(name) || listed.contains { HTTPHeaders.namesEqual($0, name) }
+            isHopByHop(name) || listed.contains { HTTPBytes.equalsIgnoringASCIICase($0, name) }
         }
         if closeAfter { append(&out, "Connection: close\r\n") }
         append(&out, "\r\n")
@@ -87,12 +87,12 @@ public enum ForwardRewriter {
     /// forwarded message and almost every name differs in length.
     static func isHopByHop(_ name: String) -> Bool {
         switch name.utf8.count {
-        case 2: return HTTPHeaders.namesEqual(name, "TE")
-        case 7: return HTTPHeaders.namesEqual(name, "Trailer") || HTTPHeaders.namesEqual(name, "Upgrade")
-        case 10: return HTTPHeaders.namesEqual(name, "Connection") || HTTPHeaders.namesEqual(name, "Keep-Alive")
-        case 16: return HTTPHeaders.namesEqual(name, "Proxy-Connection")
-        case 18: return HTTPHeaders.namesEqual(name, "Proxy-Authenticate")
-        case 19: return HTTPHeaders.namesEqual(name, "Proxy-Authorization")
+        case 2: return HTTPBytes.equalsIgnoringASCIICase(name, "TE")
+        case 7: return HTTPBytes.equalsIgnoringASCIICase(name, "Trailer") || HTTPBytes.equalsIgnoringASCIICase(name, "Upgrade")
+        case 10: return HTTPBytes.equalsIgnoringASCIICase(name, "Connection") || HTTPBytes.equalsIgnoringASCIICase(name, "Keep-Alive")
+        case 16: return HTTPBytes.equalsIgnoringASCIICase(name, "Proxy-Connection")
+        case 18: return HTTPBytes.equalsIgnoringASCIICase(name, "Proxy-Authenticate")
+        case 19: return HTTPBytes.equalsIgnoringASCIICase(name, "Proxy-Authorization")
         default: return false
         }
     }
@@ -102,7 +102,7 @@ public enum ForwardRewriter {
     private static func appendFields(_ out: inout [UInt8], _ headers: HTTPHeaders, viaName: String, skip: (String) -> Bool) {
         let fields = headers.fields
         var lastVia = -1
-        for (index, field) in fields.enumerated() where HTTPHeaders.namesEqual(field.name, "Via") && !skip(field.name) {
+        for (index, field) in fields.enumerated() where HTTPBytes.equalsIgnoringASCIICase(field.name, "Via") && !skip(field.name) {
             lastVia = index
         }
         for (index, field) in fields.enumerated() where !skip(field.name) {

@@ -14,6 +14,31 @@ enum HTTPBytes {
         inSet(b, low: 0x03FF_6CFA_0000_0000, high: 0x57FF_FFFF_C7FF_FFFE)
     }
 
+    /// ASCII case-insensitive equality: header names and auth schemes are tokens, so Unicode
+    /// case folding would be wrong (and slower). Lengths are compared first since most names
+    /// differ there; the bytes are compared in place (native Strings are contiguous UTF-8,
+    /// and reading them so neither copies nor retains), where `utf8.elementsEqual` walked two
+    /// generic iterators.
+    static func equalsIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b in equalsIgnoringASCIICase(a, b) }
+        }
+        if let inPlace, let result = inPlace { return result }
+        return a.utf8.elementsEqual(b.utf8) { asciiLowercased($0) == asciiLowercased($1) }
+    }
+
+    /// True when `a` and `b` hold the same bytes ignoring ASCII case.
+    static func equalsIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        var index = 0
+        while index < a.count {
+            guard asciiLowercased(a[index]) == asciiLowercased(b[index]) else { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// True when bit `b` is set in a set of ASCII bytes given as two 64-bit masks (`low` for
     /// 0–63, `high` for 64–127); no byte above 127 is in any.
     static func inSet(_ b: UInt8, low: UInt64, high: UInt64) -> Bool {

@@ -25,7 +25,7 @@ public struct HTTPHeaders: Equatable, Hashable, Sendable, Sequence {
     /// Every value of `name`, one per field line, in wire order.
     public func values(_ name: String) -> [String] {
         var result: [String] = []
-        for field in fields where Self.namesEqual(field.name, name) {
+        for field in fields where HTTPBytes.equalsIgnoringASCIICase(field.name, name) {
             result.append(field.value)
         }
         return result
@@ -33,7 +33,7 @@ public struct HTTPHeaders: Equatable, Hashable, Sendable, Sequence {
 
     /// The value of the first field line named `name`.
     public func first(_ name: String) -> String? {
-        for field in fields where Self.namesEqual(field.name, name) {
+        for field in fields where HTTPBytes.equalsIgnoringASCIICase(field.name, name) {
             return field.value
         }
         return nil
@@ -41,12 +41,12 @@ public struct HTTPHeaders: Equatable, Hashable, Sendable, Sequence {
 
     /// Whether any field line is named `name`.
     public func contains(_ name: String) -> Bool {
-        fields.contains { Self.namesEqual($0.name, name) }
+        fields.contains { HTTPBytes.equalsIgnoringASCIICase($0.name, name) }
     }
 
     /// Removes every field line named `name`.
     public mutating func remove(_ name: String) {
-        fields.removeAll { Self.namesEqual($0.name, name) }
+        fields.removeAll { HTTPBytes.equalsIgnoringASCIICase($0.name, name) }
     }
 
     /// Adds a field line at the end.
@@ -59,7 +59,7 @@ public struct HTTPHeaders: Equatable, Hashable, Sendable, Sequence {
     /// such as `Connection` and `Transfer-Encoding`, not for quoted values.
     public func tokens(_ name: String) -> [String] {
         var result: [String] = []
-        for field in fields where Self.namesEqual(field.name, name) {
+        for field in fields where HTTPBytes.equalsIgnoringASCIICase(field.name, name) {
             for element in field.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
                 var lower = element.drop { $0 == 0x20 || $0 == 0x09 }
                 while let last = lower.last, last == 0x20 || last == 0x09 { lower = lower.dropLast() }
@@ -68,21 +68,5 @@ public struct HTTPHeaders: Equatable, Hashable, Sendable, Sequence {
             }
         }
         return result
-    }
-
-    /// ASCII case-insensitive equality: header names are tokens, so Unicode case folding
-    /// would be wrong (and slower). Lengths are compared first since most names differ there.
-    static func namesEqual(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        let fast = a.utf8.withContiguousStorageIfAvailable { pa in
-            b.utf8.withContiguousStorageIfAvailable { pb in
-                for i in 0..<pa.count where HTTPBytes.asciiLowercased(pa[i]) != HTTPBytes.asciiLowercased(pb[i]) {
-                    return false
-                }
-                return true
-            }
-        }
-        if let fast, let result = fast { return result }
-        return a.utf8.elementsEqual(b.utf8) { HTTPBytes.asciiLowercased($0) == HTTPBytes.asciiLowercased($1) }
     }
 }

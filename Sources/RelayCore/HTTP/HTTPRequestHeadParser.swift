@@ -58,7 +58,7 @@ public struct HTTPRequestHeadParser: Sendable {
         }
         // Two Host fields let the relay and the origin disagree about the destination.
         var hosts = 0
-        for field in headers where HTTPHeaders.namesEqual(field.name, "Host") {
+        for field in headers where HTTPBytes.equalsIgnoringASCIICase(field.name, "Host") {
             hosts += 1
             if hosts > 1 { return .failure(.badHeader) }
         }

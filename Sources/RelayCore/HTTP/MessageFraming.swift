@@ -78,7 +78,7 @@ public enum MessageFraming {
     /// Exactly the token `chunked`, any case, ignoring surrounding OWS.
     private static func isChunked(_ value: String) -> Bool {
         let trimmed = trimOWS(value)
-        return trimmed.utf8.count == 7 && HTTPHeaders.namesEqual(trimmed, "chunked")
+        return trimmed.utf8.count == 7 && HTTPBytes.equalsIgnoringASCIICase(trimmed, "chunked")
     }
 
     private static func trimOWS(_ value: String) -> String {

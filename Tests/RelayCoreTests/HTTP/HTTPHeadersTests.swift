@@ -16,6 +16,17 @@ struct HTTPHeadersTests {
         #expect(headers.map(\.value) == ["h", "1"])
     }
 
+    /// Only ASCII letters fold: `é` and `É` differ, and so do bytes 0x40/0x60 and 0x5B/0x7B,
+    /// which differ by the case bit without being letters.
+    @Test func equalityIgnoresASCIICaseOnly() {
+        #expect(HTTPBytes.equalsIgnoringASCIICase("Proxy-Authorization", "proxy-AUTHORIZATION"))
+        #expect(HTTPBytes.equalsIgnoringASCIICase("", ""))
+        #expect(!HTTPBytes.equalsIgnoringASCIICase("Host", "Hos"))
+        #expect(!HTTPBytes.equalsIgnoringASCIICase("é", "É"))
+        #expect(!HTTPBytes.equalsIgnoringASCIICase("@", "`") && !HTTPBytes.equalsIgnoringASCIICase("[", "{"))
+        #expect(HTTPBytes.equalsIgnoringASCIICase(String(decoding: [0xC3, 0xA9], as: UTF8.self), "é"))
+    }
+
     @Test func tokensSplitTrimAndLowercase() {
         let headers = HTTPHeaders([("Connection", " Keep-Alive ,\tUpgrade,, "), ("connection", "CLOSE")])
         #expect(headers.tokens("Connection") == ["keep-alive", "upgrade", "close"])
