@@ -80,7 +80,11 @@ public struct AuthParameters: Sendable, Equatable {
         if value.escaped {
             storage += Self.unescape(bytes[value.range])
         } else {
-            storage += bytes[value.range]
+            // From the buffer: appending the slice went through the generic sequence path.
+            bytes.withUnsafeBufferPointer { received in
+                let offset = bytes.startIndex
+                storage.append(contentsOf: UnsafeBufferPointer(rebasing: received[value.range.lowerBound - offset..<value.range.upperBound - offset]))
+            }
         }
     }
 

@@ -210,23 +210,26 @@ public struct DigestCredentials: Sendable, Equatable {
         /// The parameter's name, lowercase, for error reports.
         var name: String { "\(staticName)" }
 
-        /// The field a received name (any case) stands for, if any. Lengths tell most names
-        /// apart before a byte is compared.
+        /// The field a received name (any case) stands for, if any.
         init?(name: UnsafeRawBufferPointer) {
-            func named(_ field: Field) -> Field? {
-                AuthSyntax.equalsIgnoringCase(name, field.staticName) ? field : nil
-            }
-            let field: Field? = switch name.count {
-            case 2: named(.nc)
-            case 3: named(.uri) ?? named(.qop)
-            case 5: named(.realm) ?? named(.nonce)
-            case 6: named(.cnonce) ?? named(.opaque)
-            case 8: named(.username) ?? named(.userhash) ?? named(.response)
-            case 9: named(.algorithm) ?? named(.extendedUsername)
+            guard let first = name.first else { return nil }
+            // Length and first letter pick the one candidate, so one comparison decides.
+            let candidate: Field? = switch (name.count, first | 0x20) {
+            case (2, UInt8(ascii: "n")): .nc
+            case (3, UInt8(ascii: "u")): .uri
+            case (3, UInt8(ascii: "q")): .qop
+            case (5, UInt8(ascii: "r")): .realm
+            case (5, UInt8(ascii: "n")): .nonce
+            case (6, UInt8(ascii: "c")): .cnonce
+            case (6, UInt8(ascii: "o")): .opaque
+            case (8, UInt8(ascii: "r")): .response
+            case (8, UInt8(ascii: "u")): name[4] | 0x20 == UInt8(ascii: "n") ? .username : .userhash
+            case (9, UInt8(ascii: "a")): .algorithm
+            case (9, UInt8(ascii: "u")): .extendedUsername
             default: nil
             }
-            guard let field else { return nil }
-            self = field
+            guard let candidate, AuthSyntax.equalsIgnoringCase(name, candidate.staticName) else { return nil }
+            self = candidate
         }
 
         var staticName: StaticString {

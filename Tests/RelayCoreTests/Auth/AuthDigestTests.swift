@@ -249,6 +249,28 @@ import Testing
         #expect(try DigestCredentials(ProxyAuthorization(parsing: "Digest " + extra.joined(separator: ", "))).nonce == "n")
     }
 
+    /// A name one letter or digit away from a required one is not that parameter, wherever
+    /// the change falls (the field is picked by length and first letter before comparing).
+    @Test func aNameOneByteOffIsAnotherParameter() {
+        let required = ["username", "realm", "nonce", "uri", "response", "qop", "cnonce", "nc"]
+        let replacements = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_".utf8)
+        for name in required {
+            var mutated = Array(name.utf8)
+            for position in mutated.indices {
+                let original = mutated[position]
+                for byte in replacements where byte | 0x20 != original | 0x20 {
+                    mutated[position] = byte
+                    let renamed = String(decoding: mutated, as: UTF8.self)
+                    let pairs = Self.complete.map { "\($0.0 == name ? renamed : $0.0)=\($0.1)" }
+                    #expect(throws: AuthError.missingParameter(name), "\(renamed)") {
+                        try DigestCredentials(ProxyAuthorization(parsing: "Digest " + pairs.joined(separator: ", ")))
+                    }
+                }
+                mutated[position] = original
+            }
+        }
+    }
+
     @Test func refusesMissingRequiredParameters() throws {
         _ = try Self.credentials(replacing: "none", with: nil)
         for name in ["username", "realm", "nonce", "uri", "response", "qop", "cnonce", "nc"] {
