@@ -84,11 +84,13 @@ public enum AuthCrypto {
     /// True when `a` and `b` hold the same bytes, in time that depends only on their
     /// lengths (`CRYPTO_memcmp`). Lengths are not secret: different lengths return false.
     public static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in constantTimeEquals(a, b) } }
+    }
+
+    /// `constantTimeEquals` over raw bytes.
+    static func constantTimeEquals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         guard a.count == b.count else { return false }
-        if a.isEmpty { return true }
-        return a.withUnsafeBytes { x in
-            b.withUnsafeBytes { y in CRYPTO_memcmp(x.baseAddress, y.baseAddress, x.count) == 0 }
-        }
+        return a.isEmpty || CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0
     }
 
     /// `count` bytes from OpenSSL's CSPRNG. A process that cannot get randomness must not

@@ -60,6 +60,9 @@ public struct AuthParameters: Sendable, Equatable {
     struct RawValue: Sendable {
         fileprivate let range: Range<Int>
         fileprivate let escaped: Bool
+
+        /// Bytes as received: the value unescaped is no longer.
+        var count: Int { range.count }
     }
 
     /// Calls `body` with each parameter's name as received and where its value lies, in
@@ -87,9 +90,6 @@ public struct AuthParameters: Sendable, Equatable {
             }
         }
     }
-
-    /// The number of bytes the list was parsed from: no value is longer.
-    var byteCount: Int { bytes.count }
 
     /// Lists compare by their parameters, not by how the header spelled them.
     public static func == (lhs: AuthParameters, rhs: AuthParameters) -> Bool {
@@ -220,24 +220,20 @@ public struct AuthParameters: Sendable, Equatable {
     }
 
     private static func lowercasedName(_ name: some Sequence<UInt8>) -> String {
-        String(decoding: name.map(AuthSyntax.asciiLowercased), as: UTF8.self)
+        String(decoding: name.map(HTTPBytes.asciiLowercased), as: UTF8.self)
+    }
+
+    /// True when every byte of `word` is qdtext that ends nothing: SP or VCHAR, but neither
+    /// `"` nor `\\`.
+    static func isPlainQuotedWord(_ word: UInt64) -> Bool {
+        HTTPFieldValueScan.isPlainWord(word)
+            && !ByteWords.contains(word, UInt8(ascii: "\"")) && !ByteWords.contains(word, UInt8(ascii: "\\"))
     }
 
     /// Checks the quoted-string starting at `start`; returns the range between the quotes,
     /// whether it holds quoted-pairs, whether it holds a byte above 127 (to check as UTF-8),
     /// and the index just past the closing quote, or nil when it is unterminated or holds a
     /// byte a quoted-string may not.
-    /// True when every byte of `word` is qdtext that ends nothing: SP or VCHAR, but neither
-    /// `"` nor `\\` (SWAR: a byte equal to `c` is a zero byte of `word ^ c…c`).
-    static func isPlainQuotedWord(_ word: UInt64) -> Bool {
-        let lows: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ x: UInt64) -> Bool { (x &- lows) & ~x & highs != 0 }
-        return HTTPFieldValueScan.isPlainWord(word)
-            && !hasZeroByte(word ^ (lows &* UInt64(UInt8(ascii: "\""))))
-            && !hasZeroByte(word ^ (lows &* UInt64(UInt8(ascii: "\\"))))
-    }
-
     private static func quotedString(_ bytes: UnsafeBufferPointer<UInt8>,
                                      openingQuoteAt start: Int) -> (Range<Int>, Bool, Bool, Int)? {
         var escaped = false

@@ -1,5 +1,3 @@
-import COpenSSL
-
 /// Byte-level pieces of the HTTP authentication grammar (RFC 9110 §5.6, §11) shared by the
 /// header, auth-param and Basic parsers.
 enum AuthSyntax {
@@ -33,23 +31,12 @@ enum AuthSyntax {
     /// Lowercases ASCII letters only: scheme and parameter names are ASCII tokens, and
     /// locale-aware lowercasing would make `I` something else in some locales.
     static func asciiLowercased(_ text: String) -> String {
-        String(decoding: text.utf8.map(asciiLowercased), as: UTF8.self)
-    }
-
-    /// True for `A`...`Z`.
-    static func isASCIIUppercase(_ byte: UInt8) -> Bool {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")
-    }
-
-    /// `byte` with an ASCII capital letter made small; every other byte unchanged.
-    static func asciiLowercased(_ byte: UInt8) -> UInt8 {
-        isASCIIUppercase(byte) ? byte | 0x20 : byte
+        String(decoding: text.utf8.map(HTTPBytes.asciiLowercased), as: UTF8.self)
     }
 
     /// True when `bytes` spell `lowercase` (a lowercase ASCII literal), ignoring ASCII case.
     static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: StaticString) -> Bool {
-        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        return bytes.withUnsafeBufferPointer { HTTPBytes.equalsIgnoringASCIICase($0, expected) }
+        bytes.withUnsafeBytes { equalsIgnoringCase($0, lowercase) }
     }
 
     /// True when `a` and `b` hold the same UTF-8 bytes. String's `==` would also accept
@@ -57,10 +44,8 @@ enum AuthSyntax {
     /// generic iterators: this compares the contiguous bytes (a Digest request checks three),
     /// in constant time as it happens.
     static func sameBytes(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
         var a = a
-        var b = b
-        return a.withUTF8 { a in b.withUTF8 { b in a.isEmpty || CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 } }
+        return a.withUTF8 { sameBytes(UnsafeRawBufferPointer($0), b) }
     }
 
     /// True when `text` contains a C0 control, DEL or a C1 control.
@@ -86,7 +71,7 @@ enum AuthSyntax {
     static func sameBytes(_ a: UnsafeRawBufferPointer, _ b: String) -> Bool {
         guard a.count == b.utf8.count else { return false }
         var b = b
-        return b.withUTF8 { b in a.isEmpty || CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
+        return b.withUTF8 { AuthCrypto.constantTimeEquals(a, UnsafeRawBufferPointer($0)) }
     }
 
     /// True when `bytes` spell `lowercase` (a lowercase ASCII literal), ignoring ASCII case.

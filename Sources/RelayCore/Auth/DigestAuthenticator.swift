@@ -1,12 +1,12 @@
-import COpenSSL
-
 /// Proxy Digest authentication (RFC 7616) with `qop=auth`: issues challenges and verifies
 /// responses against the stored HA1.
 ///
 /// Nonces are random, remembered with their nonce-counts and expiry (`DigestNonceTable`),
-/// so a replayed request is refused and an expired or unknown nonce earns `stale=true`. Only a response that proves knowledge of the password moves a nonce-count or
-/// earns `stale=true`: a guesser can neither burn a legitimate client's counts nor learn
-/// anything from the stale flag. Time is supplied by the caller in Unix seconds.
+/// so a replayed request is refused and an expired or unknown nonce earns `stale=true`.
+/// Only a response that proves knowledge of the password moves a nonce-count or earns
+/// `stale=true`: a guesser can neither burn a legitimate client's counts nor learn anything
+/// from the stale flag. Time is supplied by the caller in seconds on a clock that does not
+/// step (the relay passes the monotonic clock).
 ///
 /// One authenticator serves a listener; it is `Sendable` and may be used from every loop.
 /// A class, so that handing it to a request's verification retains one reference rather
@@ -49,6 +49,12 @@ public final class DigestAuthenticator: Sendable {
             self.offerUserhash = offerUserhash
             self.trackedNonces = trackedNonces
         }
+    }
+
+    /// Forgets expired nonces and the HA1s proven with them, for a caller that sweeps
+    /// periodically: without requests nothing else would.
+    public func sweep(now: UInt64) {
+        nonces.sweep(now: now)
     }
 
     /// The configuration in force.
@@ -161,8 +167,7 @@ public final class DigestAuthenticator: Sendable {
         let matches = withUnsafeTemporaryAllocation(byteCount: algorithm.digestLength, alignment: 1) { expected in
             Self.response(ha1: storedHA1 ?? [UInt8](repeating: 0, count: algorithm.digestLength), method: method,
                           algorithm: algorithm, fields: fields, into: expected)
-            return fields.response.count == expected.count
-                && CRYPTO_memcmp(expected.baseAddress, fields.response.baseAddress, expected.count) == 0
+            return AuthCrypto.constantTimeEquals(UnsafeRawBufferPointer(expected), fields.response)
         }
         guard let user, let storedHA1 else { return .failed(reason: .unknownUser) }
         guard matches else { return .failed(reason: .badPassword) }

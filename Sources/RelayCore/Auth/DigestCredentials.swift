@@ -95,8 +95,12 @@ public struct DigestCredentials: Sendable, Equatable {
         parameters.forEachRaw { name, value in
             if let field = Field(name: name) { received[field.rawValue] = value }
         }
+        // Room for the values kept, and `username*` decoded (no longer than as received),
+        // not for the whole header: a long parameter nobody reads costs nothing here.
+        var keptBytes = received[Field.extendedUsername.rawValue]?.count ?? 0
+        for index in received.indices { keptBytes += received[index]?.count ?? 0 }
         var storage: [UInt8] = []
-        storage.reserveCapacity(parameters.byteCount)
+        storage.reserveCapacity(keptBytes)
         func copy(_ field: Field) -> Range<Int>? {
             guard let value = received[field.rawValue] else { return nil }
             let start = storage.count

@@ -10,8 +10,9 @@ import Synchronization
 /// its signature said: the HMAC decided nothing, yet cost more than the rest of the check.)
 ///
 /// Bounded twice: at most `capacity` nonces, the oldest forgotten first, and none past its
-/// lifetime: expired entries leave from the old end, taking the password-equivalent HA1
-/// with them, zeroed. An entry's HA1 is answered only for the same user, algorithm and
+/// lifetime: expired entries leave from the old end as requests arrive (or `sweep` runs),
+/// taking the password-equivalent HA1 with them, zeroed; so does everything on `deinit`.
+/// Times are seconds on a clock that does not step: a nonce dated after `now` is stale. An entry's HA1 is answered only for the same user, algorithm and
 /// credentials version (`CredentialStore.generation`), so a changed or deleted user is
 /// never answered from here. A nonce not (or no longer) here is `stale`, which the
 /// authenticator turns into a new challenge with `stale=true`, so the client retries
@@ -95,8 +96,9 @@ public final class DigestNonceTable: Sendable {
 
     private struct State {
         var entries: [Key: Entry] = [:]
-        /// Keys in issue order, as a ring: `oldest` is the next to go, `count` are live.
-        var ring: [Key?]
+        /// Keys in issue order, as a ring that grows to `capacity` as nonces are issued:
+        /// `oldest` is the next to go, `count` are live.
+        var ring: [Key?] = []
         var oldest = 0
         var count = 0
         var sweptAt: UInt64 = 0
@@ -114,10 +116,19 @@ public final class DigestNonceTable: Sendable {
         precondition(lifetime > 0, "Digest nonce lifetime must be positive")
         self.capacity = capacity
         self.lifetime = lifetime
-        state = Mutex(State(ring: [Key?](repeating: nil, count: capacity)))
+        state = Mutex(State())
     }
 
-    /// Issues a new nonce dated `now` (Unix seconds), forgetting the oldest when full.
+    deinit {
+        state.withLock { state in
+            for key in Array(state.entries.keys) {
+                var forgotten = state.entries.removeValue(forKey: key)
+                if forgotten != nil { Self.zero(&forgotten!.proof) }
+            }
+        }
+    }
+
+    /// Issues a new nonce dated `now`, forgetting the oldest when full.
     public func issue(now: UInt64) -> String {
         var nonce: String
         var key: Key
@@ -174,7 +185,13 @@ public final class DigestNonceTable: Sendable {
             guard state.entries[key] == nil else { return false }
             sweep(&state, now: now)
             if state.count == capacity { forgetOldest(&state) }
-            state.ring[(state.oldest + state.count) % capacity] = key
+            // Until the ring first fills, the next slot is its end.
+            let slot = (state.oldest + state.count) % capacity
+            if slot == state.ring.count {
+                state.ring.append(key)
+            } else {
+                state.ring[slot] = key
+            }
             state.count += 1
             state.entries[key] = Entry(issuedAt: now)
             return true
@@ -182,7 +199,12 @@ public final class DigestNonceTable: Sendable {
     }
 
     private func isExpired(issuedAt: UInt64, now: UInt64) -> Bool {
-        now > issuedAt && now - issuedAt > lifetime
+        now < issuedAt || now - issuedAt > lifetime
+    }
+
+    /// Forgets expired nonces now (once a second at most).
+    public func sweep(now: UInt64) {
+        state.withLock { sweep(&$0, now: now) }
     }
 
     /// Forgets expired nonces from the old end, at most once a second: entries are in issue

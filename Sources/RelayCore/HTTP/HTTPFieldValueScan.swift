@@ -3,8 +3,8 @@
 enum HTTPFieldValueScan {
     /// The offset of the first byte at or after `from` that `HTTPBytes.isFieldValueByte`
     /// refuses, and whether any byte before it was non-ASCII (obs-text, to be validated as
-    /// UTF-8). The caller guarantees such a byte exists before `limit` (a field line's CR);
-    /// whole words are read only below `limit`.
+    /// UTF-8). The caller guarantees such a byte exists before `limit` (a CR: the field line's
+    /// own, which stops the walk, lies at or before it); whole words are read only below `limit`.
     static func scan(_ base: UnsafePointer<UInt8>, from: Int, limit: Int) -> (stop: Int, nonASCII: Bool) {
         var j = from
         var nonASCII = false
@@ -27,10 +27,8 @@ enum HTTPFieldValueScan {
     /// classic SWAR "has less than" / "has more than" tests (exact as to whether such a byte
     /// exists, which is all that is asked).
     static func isPlainWord(_ word: UInt64) -> Bool {
-        let lows: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let below = (word &- lows &* 0x20) & ~word
-        let above = (word &+ lows &* 0x01) | word
-        return (below | above) & highs == 0
+        let below = (word &- ByteWords.ones &* 0x20) & ~word
+        let above = (word &+ ByteWords.ones &* 0x01) | word
+        return (below | above) & ByteWords.highBits == 0
     }
 }

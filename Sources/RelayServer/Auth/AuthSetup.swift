@@ -18,8 +18,9 @@ enum AuthSetup {
         if let directory = store as? UserDirectory, let problem = directory.problem {
             logger.log(.error, "user store: \(problem)")
         }
-        // Digest nonces signed under a key derived from the store key stay valid across
-        // reloads and restarts; without one, a random key means one round of stale=true.
+        // Digest's opaque comes from a key derived from the store key, so it stays the same
+        // across reloads and restarts. Nonces live in memory: after either, each client
+        // gets one round of stale=true and retries without prompting.
         let digestKey = key?.derivedKey(label: "dynrelay digest nonce key v1") ?? AuthCrypto.randomBytes(count: 32)
         var negotiate: GSSAcceptorCredential?
         if let keytab = auth.negotiate?.keytab, auth.helper(for: .negotiate) == nil {

@@ -148,7 +148,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         let viaHelper = shared.helpers.digest != nil
         let signedTarget = request.originForm.flatMap { credentials.uri == $0 ? $0 : nil } ?? request.target
         let verification = digest.verify(
-            credentials, method: request.method, requestTarget: signedTarget, now: ProxyAuthenticator.unixTime(),
+            credentials, method: request.method, requestTarget: signedTarget, now: ProxyAuthenticator.nonceClock(),
             credentialsVersion: viaHelper ? nil : store?.generation,
             userForUserhash: { hash, realm, algorithm in store?.userForUserhash(hash, realm: realm, algorithm: algorithm) },
             ha1: { user, realm, algorithm in

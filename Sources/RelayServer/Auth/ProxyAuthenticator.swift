@@ -27,8 +27,8 @@ final class ProxyAuthenticator: Sendable {
     private let latestLockedUntil = Atomic<UInt64>(0)
     private let failingPairs = Atomic<Int>(0)
 
-    /// `digestKey` signs Digest nonces; deriving it from a persistent secret keeps nonces
-    /// valid across reloads and restarts.
+    /// `digestKey` derives Digest's `opaque`; deriving it from a persistent secret keeps that
+    /// value the same across reloads and restarts.
     init(config: AuthConfig, store: (any CredentialStore)?, digestKey: [UInt8], helpers: AuthHelpers,
          negotiate: GSSAcceptorCredential?) {
         self.config = config
@@ -59,7 +59,7 @@ final class ProxyAuthenticator: Sendable {
             case .ntlm: result.append("NTLM")
             case .digest:
                 if let digest {
-                    result += digest.challenges(now: Self.unixTime(), stale: stale).map(\.headerValue)
+                    result += digest.challenges(now: Self.nonceClock(), stale: stale).map(\.headerValue)
                 }
             case .basic:
                 result.append("Basic realm=\"\(config.basic?.realm ?? AuthConfig.defaultRealm)\", charset=\"UTF-8\"")
@@ -98,7 +98,18 @@ final class ProxyAuthenticator: Sendable {
     }
 
     /// Unix seconds, from the clock the audit trail stamps rows with.
+    /// Forgets expired Digest nonces and the HA1s proven with them.
+    func sweep() {
+        digest?.sweep(now: Self.nonceClock())
+    }
+
     static func unixTime() -> UInt64 {
         UInt64(max(0, AuditTimestamp.nowMicros() / 1_000_000))
+    }
+
+    /// Seconds on the monotonic clock, for Digest nonce ages: a nonce never leaves this
+    /// process's table, so a step of the wall clock must neither stretch nor cut its life.
+    static func nonceClock() -> UInt64 {
+        monotonicNanos() / 1_000_000_000
     }
 }

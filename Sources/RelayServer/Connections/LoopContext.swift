@@ -78,7 +78,10 @@ final class LoopContext: @unchecked Sendable {
         for item in Array(tracked.values) where now &- item.lastActivity > idleNanos {
             item.idleTimedOut()
         }
-        if loop.index == 0 { reportDroppedAuditRows() }
+        if loop.index == 0 {
+            reportDroppedAuditRows()
+            shared.sweepAuthenticators()
+        }
     }
 
     /// Audit rows given up after their attempts are rare and serious: the first loop's sweep

@@ -25,6 +25,13 @@ final class ServerShared: Sendable {
     private let unrecordedRefusals = Atomic<Int>(0)
     /// Monotonic second of the last "audit backlog full" log line, so a flood logs once a second.
     private let backlogNoticeSecond = Atomic<UInt64>(0)
+    /// Authenticators a reload replaced, while connections still hold them: their Digest
+    /// tables keep proven HA1s, which the sweep must expire even if no request comes.
+    private let retired = Mutex<[WeakAuthenticator]>([])
+
+    private struct WeakAuthenticator: @unchecked Sendable {
+        weak var authenticator: ProxyAuthenticator?
+    }
 
     init(settings: RuntimeSettings, resolver: Resolver, audit: AuditSink, logger: RelayLog) {
         self.current = Mutex(settings)
@@ -40,8 +47,23 @@ final class ServerShared: Sendable {
 
     /// Reload: later connections see `settings`; established ones keep theirs.
     func replaceSettings(_ settings: RuntimeSettings) {
-        current.withLock { $0 = settings }
+        let old = current.withLock { current in
+            defer { current = settings }
+            return current.authenticator
+        }
+        if let old { retired.withLock { $0.append(WeakAuthenticator(authenticator: old)) } }
         generation.add(1, ordering: .releasing)
+    }
+
+    /// Expires what the current and the replaced authenticators still hold; forgets the
+    /// replaced ones no connection holds any more.
+    func sweepAuthenticators() {
+        settings.authenticator?.sweep()
+        let alive = retired.withLock { retired in
+            retired.removeAll { $0.authenticator == nil }
+            return retired.compactMap(\.authenticator)
+        }
+        for authenticator in alive { authenticator.sweep() }
     }
 
     /// Bumped by every reload: a connection compares it (one atomic load) before deciding a

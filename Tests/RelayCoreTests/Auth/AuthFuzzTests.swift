@@ -166,7 +166,7 @@ enum PlainAuthParamParser {
             let nameStart = index
             while index < bytes.count, isTokenChar(bytes[index]) { index += 1 }
             guard index > nameStart else { return .failure(.malformedHeader) }
-            let name = String(decoding: bytes[nameStart..<index].map(AuthSyntax.asciiLowercased), as: UTF8.self)
+            let name = String(decoding: bytes[nameStart..<index].map(HTTPBytes.asciiLowercased), as: UTF8.self)
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else { return .failure(.malformedHeader) }
             index += 1

@@ -47,10 +47,15 @@ import Testing
     }
 
     @Test func aNonceIsFreshForItsLifetimeAndThenStale() {
+        // Dated after now: the clock stepped back, which the monotonic clock the relay passes
+        // never does; the nonce is not trusted to live longer for it, and is forgotten.
+        let stepped = DigestNonceTable(capacity: 8, lifetime: 10)
+        let future = Self.key(stepped.issue(now: Self.t0))
+        #expect(stepped.lookup(future, now: Self.t0 - 1, user: nil, algorithm: .md5, version: nil) == .stale)
+        #expect(stepped.record(future, count: 1, now: Self.t0) == .stale)
+
         let table = DigestNonceTable(capacity: 8, lifetime: 10)
         let key = Self.key(table.issue(now: Self.t0))
-        // A clock read slightly earlier on another thread is not a nonce from the future.
-        #expect(table.lookup(key, now: Self.t0 - 1, user: nil, algorithm: .md5, version: nil) != .stale)
         #expect(table.lookup(key, now: Self.t0 + 10, user: nil, algorithm: .md5, version: nil) != .stale)
         #expect(table.record(key, count: 1, now: Self.t0 + 10) == .accepted)
         #expect(table.lookup(key, now: Self.t0 + 11, user: nil, algorithm: .md5, version: nil) == .stale)
@@ -85,6 +90,34 @@ import Testing
         for key in more[4...] {
             #expect(table.record(key, count: 1, now: Self.t0 + 20) == .accepted)
         }
+    }
+
+    /// The ring grows as nonces are issued, keeps issue order across sweeps before it first
+    /// fills, and wraps once full.
+    @Test func theRingGrowsThenWraps() {
+        let table = DigestNonceTable(capacity: 4, lifetime: 10)
+        let early = Self.key(table.issue(now: Self.t0))
+        let kept = Self.key(table.issue(now: Self.t0 + 5))
+        let later = Self.key(table.issue(now: Self.t0 + 12))   // sweeps `early`, 12 s old
+        #expect(table.count == 2)
+        #expect(table.record(early, count: 1, now: Self.t0 + 12) == .stale)
+        let more = (0..<2).map { Self.key(table.issue(now: Self.t0 + 13 + UInt64($0))) }
+        #expect(table.count == 4)
+        // Full: the next issue forgets the oldest still there, `kept`.
+        let last = Self.key(table.issue(now: Self.t0 + 15))
+        #expect(table.count == 4)
+        #expect(table.record(kept, count: 1, now: Self.t0 + 15) == .stale)
+        for key in [later] + more + [last] { #expect(table.record(key, count: 1, now: Self.t0 + 15) == .accepted) }
+    }
+
+    @Test func aSweepForgetsExpiredNoncesWithoutARequest() {
+        let table = DigestNonceTable(capacity: 8, lifetime: 10)
+        let key = Self.key(table.issue(now: Self.t0))
+        #expect(table.record(key, count: 1, now: Self.t0, proof: Self.proof([1, 2, 3])) == .accepted)
+        table.sweep(now: Self.t0 + 10)
+        #expect(table.count == 1)
+        table.sweep(now: Self.t0 + 11)
+        #expect(table.count == 0)
     }
 
     @Test func expiredNoncesLeaveFromTheOldEnd() {
@@ -124,25 +157,30 @@ import Testing
         #expect(table.lookup(key, now: Self.t0 + 11, user: "v", algorithm: .md5, version: 7) == .stale)
     }
 
-    /// Threads issuing and recording at once: accepted counts only rise, so no count is
-    /// accepted twice, and the highest is accepted by someone.
+    /// Threads issuing and recording at once: no count is accepted twice, each thread's
+    /// accepted counts rise, and the highest is accepted by someone.
     @Test func concurrentRecordsAcceptEachCountOnce() async {
         let table = DigestNonceTable(capacity: 4096, lifetime: 10)
         let key = Self.key(table.issue(now: Self.t0))
-        let accepted = await withTaskGroup(of: Int.self) { group in
+        let accepted = await withTaskGroup(of: [UInt32].self) { group in
             for _ in 0..<4 {
                 group.addTask {
-                    var mine = 0
-                    for count in 1...500 {
-                        if table.record(key, count: UInt32(count), now: Self.t0) == .accepted { mine += 1 }
+                    var mine: [UInt32] = []
+                    for count in UInt32(1)...500 {
+                        if table.record(key, count: count, now: Self.t0) == .accepted { mine.append(count) }
                         _ = table.issue(now: Self.t0)
                     }
                     return mine
                 }
             }
-            return await group.reduce(0, +)
+            var all: [[UInt32]] = []
+            for await mine in group { all.append(mine) }
+            return all
         }
-        #expect(accepted >= 1 && accepted <= 500)
+        let counts = accepted.flatMap { $0 }
+        #expect(Set(counts).count == counts.count, "a count was accepted twice")
+        #expect(counts.contains(500))
+        for mine in accepted { #expect(mine == mine.sorted()) }
         #expect(table.record(key, count: 500, now: Self.t0) == .replayed)
         #expect(table.count == 2001)
     }

@@ -73,7 +73,7 @@ import Testing
     }
 
     /// An expired nonce is stale whether or not its HA1 was proven.
-    @Test func entriesLiveNoLongerThanTheirNonce() {
+    @Test func aProvenNonceIsStaleOnceExpired() {
         let authenticator = Fixture.authenticator(lifetime: 60)
         let store = CountingStore()
         let challenge = authenticator.challenges(now: Fixture.t0)[0]
