@@ -85,23 +85,23 @@ enum PlainRequestHeadParser {
     private static func head(_ buf: [UInt8], start: Int, end: Int) -> Result<HTTPRequestHead, ReasonCode> {
         let lines = lines(buf, from: start, end: end - 2)
         let words = lines[0].split(separator: HTTPBytes.sp, omittingEmptySubsequences: false)
-        guard words.count == 3, !words[0].isEmpty, words[0].allSatisfy(HTTPBytes.isTokenChar),
+        guard words.count == 3, !words[0].isEmpty, words[0].allSatisfy(PlainAuthParamParser.isTokenChar),
               !words[1].isEmpty, words[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }),
               words[2].count == 8, words[2].starts(with: Array("HTTP/".utf8)),
-              HTTPBytes.isDigit(words[2][words[2].startIndex + 5]), words[2][words[2].startIndex + 6] == 0x2E,
-              HTTPBytes.isDigit(words[2][words[2].startIndex + 7])
+              PlainHTTP.isDigit(words[2][words[2].startIndex + 5]), words[2][words[2].startIndex + 6] == 0x2E,
+              PlainHTTP.isDigit(words[2][words[2].startIndex + 7])
         else { return .failure(.badRequestLine) }
         let version = HTTPVersion(major: Int(words[2][words[2].startIndex + 5] - 0x30), minor: Int(words[2][words[2].startIndex + 7] - 0x30))
         guard version == .http1_0 || version == .http1_1 else { return .failure(.unsupportedVersion) }
         var headers = HTTPHeaders()
         for line in lines.dropFirst() {
-            if let first = line.first, HTTPBytes.isOWS(first) { return .failure(.obsFold) }
+            if let first = line.first, PlainHTTP.isOWS(first) { return .failure(.obsFold) }
             guard let colon = line.firstIndex(of: HTTPBytes.colon), colon > line.startIndex,
-                  line[..<colon].allSatisfy(HTTPBytes.isTokenChar) else { return .failure(.badHeader) }
+                  line[..<colon].allSatisfy(PlainAuthParamParser.isTokenChar) else { return .failure(.badHeader) }
             var value = line[(colon + 1)...]
-            while let b = value.first, HTTPBytes.isOWS(b) { value = value.dropFirst() }
-            while let b = value.last, HTTPBytes.isOWS(b) { value = value.dropLast() }
-            guard value.allSatisfy(HTTPBytes.isFieldValueByte), let text = String(validating: value, as: UTF8.self) else {
+            while let b = value.first, PlainHTTP.isOWS(b) { value = value.dropFirst() }
+            while let b = value.last, PlainHTTP.isOWS(b) { value = value.dropLast() }
+            guard value.allSatisfy(PlainHTTP.isFieldValueByte), let text = String(validating: value, as: UTF8.self) else {
                 return .failure(.badHeader)
             }
             headers.append(name: String(decoding: line[..<colon], as: UTF8.self), value: text)
@@ -121,4 +121,12 @@ enum PlainRequestHeadParser {
         }
         return result
     }
+}
+
+/// The byte classes the reference parser uses, spelled out from RFC 9110/9112 rather than
+/// taken from the production `HTTPBytes`, so a bug there cannot hide in both.
+enum PlainHTTP {
+    static func isOWS(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+    static func isFieldValueByte(_ b: UInt8) -> Bool { b == 0x09 || (b >= 0x20 && b != 0x7F) }
+    static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 }
