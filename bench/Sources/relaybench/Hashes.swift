@@ -28,6 +28,33 @@ final class Hashes: @unchecked Sendable {
         Self.digest(algorithm == .md5 ? md5 : sha256, bytes)
     }
 
+    /// A digest context one thread reuses for every request: `EVP_Digest` creates and frees
+    /// one per call.
+    final class Context {
+        let ctx: OpaquePointer
+
+        init() {
+            ctx = EVP_MD_CTX_new()!
+        }
+
+        deinit {
+            EVP_MD_CTX_free(ctx)
+        }
+    }
+
+    /// The digest of `input` into `output` (at least 32 bytes) through `context`; returns its
+    /// length.
+    func digest(_ algorithm: Algorithm, _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+                context: Context) -> Int {
+        precondition(output.count >= 32)
+        var size: UInt32 = 0
+        let ok = EVP_DigestInit_ex2(context.ctx, algorithm == .md5 ? md5 : sha256, nil) == 1
+            && EVP_DigestUpdate(context.ctx, input.baseAddress, input.count) == 1
+            && EVP_DigestFinal_ex(context.ctx, output.baseAddress!.assumingMemoryBound(to: UInt8.self), &size) == 1
+        precondition(ok, "EVP digest failed: \(Self.drainErrors())")
+        return Int(size)
+    }
+
     /// Lowercase hex of the digest, as RFC 7616 computes every intermediate value.
     func hex(_ algorithm: Algorithm, _ text: String) -> String {
         digest(algorithm, Array(text.utf8)).hexString

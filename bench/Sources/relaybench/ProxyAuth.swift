@@ -101,7 +101,9 @@ final class ProxyAuthClient {
             case .digest:
                 if settings.reuseNonce, let cached = cachedChallenge {
                     nonceCount += 1
-                    let answer = try send(fd, authorization: digest.authorization(for: cached, uri: authority, nonceCount: nonceCount))
+                    let answer = try digest.withRequest(for: cached, uri: authority, nonceCount: nonceCount) { request in
+                        try send(fd, request: request)
+                    } ?? send(fd, authorization: digest.authorization(for: cached, uri: authority, nonceCount: nonceCount))
                     if (200..<300).contains(answer.status) { return fd }
                     // Stale or expired nonce: answer the fresh challenge, like a browser.
                     try answerDigestChallenge(answer, on: &fd)
@@ -141,8 +143,13 @@ final class ProxyAuthClient {
         var request = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
         if let authorization { request += "Proxy-Authorization: \(authorization)\r\n" }
         request += "\r\n"
+        return try Array(request.utf8).withUnsafeBytes { try send(fd, request: $0) }
+    }
+
+    /// Sends a whole request head and reads the answer's.
+    private func send(_ fd: Int32, request: UnsafeRawBufferPointer) throws -> ProxyResponse {
         requests += 1
-        try Array(request.utf8).withUnsafeBytes { try Socket.writeAll(fd, $0) }
+        try Socket.writeAll(fd, request)
         return try ProxyResponse.read(from: fd)
     }
 
