@@ -103,26 +103,11 @@ import Testing
     /// with its bytes (SP or VCHAR, neither `"` nor `\\`).
     @Test func plainQuotedWordAgreesWithItsBytes() {
         func isPlain(_ b: UInt8) -> Bool { b >= 0x20 && b <= 0x7E && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") }
-        func bytewise(_ word: UInt64) -> Bool { (0..<8).allSatisfy { isPlain(UInt8(truncatingIfNeeded: word >> ($0 * 8))) } }
-        for filler: UInt8 in [0x41, 0x20, 0x7E, 0x22, 0x5C, 0x21, 0x23, 0x5B, 0x5D, 0x00, 0x7F, 0x80] {
-            for position in 0..<8 {
-                for b in UInt8.min...UInt8.max {
-                    var word = UInt64(filler) &* 0x0101_0101_0101_0101
-                    word &= ~(UInt64(0xFF) << (position * 8))
-                    word |= UInt64(b) << (position * 8)
-                    #expect(AuthParameters.isPlainQuotedWord(word) == bytewise(word), "filler \(filler) byte \(b) at \(position)")
-                }
-            }
-        }
-        var rng = SplitMix64(state: 0x9D07E)
-        let interesting: [UInt8] = [0x22, 0x5C, 0x21, 0x23, 0x5B, 0x5D, 0x00, 0x09, 0x20, 0x7E, 0x7F, 0x80, 0xFF, 0x41]
-        for _ in 0..<100_000 {
-            var word: UInt64 = 0
-            for position in 0..<8 {
-                let b = Bool.random(using: &rng) ? interesting.randomElement(using: &rng)! : UInt8.random(in: 0...255, using: &rng)
-                word |= UInt64(b) << (position * 8)
-            }
-            #expect(AuthParameters.isPlainQuotedWord(word) == bytewise(word), "word \(word)")
+        let words = WordTestCases.words(fillers: [0x41, 0x20, 0x7E, 0x22, 0x5C, 0x21, 0x23, 0x5B, 0x5D, 0x00, 0x7F, 0x80],
+                                        interesting: [0x22, 0x5C, 0x21, 0x23, 0x5B, 0x5D, 0x00, 0x09, 0x20, 0x7E, 0x7F, 0x80, 0xFF, 0x41],
+                                        seed: 0x9D07E)
+        for word in words {
+            #expect(AuthParameters.isPlainQuotedWord(word) == WordTestCases.everyByte(of: word, isPlain), "word \(word)")
         }
     }
 

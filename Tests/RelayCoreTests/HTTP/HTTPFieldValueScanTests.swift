@@ -13,28 +13,12 @@ struct HTTPFieldValueScanTests {
     /// Every byte value at every position of a word otherwise plain, then of a word otherwise
     /// full of one non-plain byte, then random words: the word test must agree with the bytes.
     @Test func plainWordAgreesWithItsBytes() {
-        func bytewise(_ word: UInt64) -> Bool {
-            (0..<8).allSatisfy { HTTPFieldValueScan.isPlain(UInt8(truncatingIfNeeded: word >> ($0 * 8))) }
-        }
-        for filler: UInt8 in [0x41, 0x20, 0x7E, 0x00, 0x1F, 0x7F, 0x80, 0xFF] {
-            for position in 0..<8 {
-                for b in UInt8.min...UInt8.max {
-                    var word = UInt64(filler) &* 0x0101_0101_0101_0101
-                    word &= ~(UInt64(0xFF) << (position * 8))
-                    word |= UInt64(b) << (position * 8)
-                    #expect(HTTPFieldValueScan.isPlainWord(word) == bytewise(word), "filler \(filler) byte \(b) at \(position)")
-                }
-            }
-        }
-        var rng = SplitMix64(state: 0x5CA7)
-        let interesting: [UInt8] = [0x00, 0x09, 0x0D, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0xFF, 0x41]
-        for _ in 0..<100_000 {
-            var word: UInt64 = 0
-            for position in 0..<8 {
-                let b = Bool.random(using: &rng) ? interesting.randomElement(using: &rng)! : UInt8.random(in: 0...255, using: &rng)
-                word |= UInt64(b) << (position * 8)
-            }
-            #expect(HTTPFieldValueScan.isPlainWord(word) == bytewise(word), "word \(word)")
+        let words = WordTestCases.words(fillers: [0x41, 0x20, 0x7E, 0x00, 0x1F, 0x7F, 0x80, 0xFF],
+                                        interesting: [0x00, 0x09, 0x0D, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0xFF, 0x41],
+                                        seed: 0x5CA7)
+        for word in words {
+            #expect(HTTPFieldValueScan.isPlainWord(word) == WordTestCases.everyByte(of: word, HTTPFieldValueScan.isPlain),
+                    "word \(word)")
         }
     }
 
