@@ -33,22 +33,28 @@ public enum AuthHex {
         guard utf8.count % 2 == 0 else { return nil }
         var valid = true
         let length = utf8.count / 2
-        let bytes = utf8.withUnsafeBufferPointer { digits in
-            // The buffer may be larger than asked for: `length` bounds the loop.
+        let bytes = utf8.withUnsafeBytes { digits in
+            // The buffer may be larger than asked for: `length` bounds the decode.
             [UInt8](unsafeUninitializedCapacity: length) { out, count in
-                var index = 0
-                while index < length {
-                    guard let high = nibble(digits[2 * index]), let low = nibble(digits[2 * index + 1]) else {
-                        valid = false
-                        break
-                    }
-                    out[index] = high << 4 | low
-                    index += 1
-                }
-                count = index
+                valid = decode(digits, into: UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[..<length]))
+                count = valid ? length : 0
             }
         }
         return valid ? bytes : nil
+    }
+
+    /// Decodes the even number of hex `digits` into the first half as many bytes of `out`;
+    /// false at the first non-hex digit. `out` may start where `digits` does (a decode in
+    /// place): digit pair i is read before byte i is written, and i ≤ 2i.
+    static func decode(_ digits: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Bool {
+        precondition(digits.count % 2 == 0 && out.count >= digits.count / 2)
+        var index = 0
+        while index < digits.count / 2 {
+            guard let high = nibble(digits[2 * index]), let low = nibble(digits[2 * index + 1]) else { return false }
+            out[index] = high << 4 | low
+            index += 1
+        }
+        return true
     }
 
     public static func nibble(_ c: UInt8) -> UInt8? {

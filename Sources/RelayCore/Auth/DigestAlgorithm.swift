@@ -7,9 +7,14 @@ public enum DigestAlgorithm: String, Sendable, CaseIterable, Hashable {
 
     /// The algorithm a challenge or credentials token names, ignoring ASCII case.
     public init?(token: String) {
-        if HTTPBytes.equalsIgnoringASCIICase(token, "SHA-256") {
+        self.init(token: Array(token.utf8)[...])
+    }
+
+    /// `init(token:)` over the token's bytes, as Digest credentials hold them.
+    init?(token: ArraySlice<UInt8>) {
+        if AuthSyntax.equalsIgnoringCase(token, "sha-256") {
             self = .sha256
-        } else if HTTPBytes.equalsIgnoringASCIICase(token, "MD5") {
+        } else if AuthSyntax.equalsIgnoringCase(token, "md5") {
             self = .md5
         } else {
             return nil

@@ -118,13 +118,8 @@ public struct DigestCredentials: Sendable, Equatable {
         var spans = Spans()
 
         if let token = copy(.algorithm) {
-            if spells(token, "sha-256") {
-                algorithm = .sha256
-            } else if spells(token, "md5") {
-                algorithm = .md5
-            } else {
-                throw .badParameter("algorithm")
-            }
+            guard let algorithm = DigestAlgorithm(token: storage[token]) else { throw .badParameter("algorithm") }
+            self.algorithm = algorithm
         } else {
             algorithm = .md5
         }
@@ -167,16 +162,13 @@ public struct DigestCredentials: Sendable, Equatable {
         spans.uri = try required(.uri, max: Bounds.uri)
         guard !spans.uri.isEmpty, !hasControl(spans.uri) else { throw .badParameter("uri") }
 
-        // Decoded in place: digit pair i becomes byte i, and each pair is read before the
-        // byte written over its first digit could matter.
+        // Decoded in place, over the first half of its own digits.
         let hex = try required(.response, max: 64)
         guard hex.count == 2 * algorithm.digestLength else { throw .badParameter("response") }
-        for index in 0..<hex.count / 2 {
-            guard let high = AuthHex.nibble(storage[hex.lowerBound + 2 * index]),
-                  let low = AuthHex.nibble(storage[hex.lowerBound + 2 * index + 1])
-            else { throw .badParameter("response") }
-            storage[hex.lowerBound + index] = high << 4 | low
+        let decoded = storage.withUnsafeMutableBytes { buffer in
+            AuthHex.decode(UnsafeRawBufferPointer(rebasing: buffer[hex]), into: UnsafeMutableRawBufferPointer(rebasing: buffer[hex]))
         }
+        guard decoded else { throw .badParameter("response") }
         spans.response = hex.lowerBound..<hex.lowerBound + hex.count / 2
 
         spans.qop = try required(.qop, max: 16)
