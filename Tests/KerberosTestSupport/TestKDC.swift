@@ -16,7 +16,7 @@ import Glibc
 /// `environment`; a process's own krb5 library needs those variables set before it builds
 /// a krb5 context. `stop()` (also run on deinit) ends the KDC with SIGTERM and removes the
 /// directory.
-public final class TestKDC: @unchecked Sendable {  // immutable after init apart from `kdcPID`, which only init and stop() touch
+public final class TestKDC: @unchecked Sendable {  // immutable after init apart from `kdc`, which only init and stop() touch
     public static let realm = "EXAMPLE.TEST"
     public static let user = "alice"
     public static let userPrincipal = "alice@EXAMPLE.TEST"
@@ -40,7 +40,7 @@ public final class TestKDC: @unchecked Sendable {  // immutable after init apart
     public let credentialCache: String
     public let krb5ConfigPath: String
     public let kdcProfilePath: String
-    private var kdcPID: pid_t?
+    private var kdc: TestDaemon?
 
     /// What a child needs to use this realm: krb5.conf, the KDC profile, alice's ticket
     /// cache, the relay keytab as the default keytab, and a private replay-cache directory.
@@ -84,20 +84,8 @@ public final class TestKDC: @unchecked Sendable {  // immutable after init apart
 
     /// Stops the KDC (SIGTERM, then SIGKILL after 5 s) and deletes the realm's files.
     public func stop() {
-        if let pid = kdcPID {
-            kill(pid, SIGTERM)
-            let deadline = Date().addingTimeInterval(5)
-            var status: Int32 = 0
-            while waitpid(pid, &status, WNOHANG) == 0 {
-                if Date() >= deadline {
-                    kill(pid, SIGKILL)
-                    _ = waitpid(pid, &status, 0)
-                    break
-                }
-                usleep(5_000)
-            }
-            kdcPID = nil
-        }
+        kdc?.stop()
+        kdc = nil
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -193,54 +181,17 @@ public final class TestKDC: @unchecked Sendable {  // immutable after init apart
     }
 
     private func startKDC() throws {
-        let pid = try TestKDC.spawnWithDefaultSignals(
+        let daemon = try TestDaemon(
             try TestKDC.locate("krb5kdc"), ["-n", "-r", TestKDC.realm, "-P", directory + "/kdc.pid"],
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
-        kdcPID = pid
+        kdc = daemon
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                kdcPID = nil
-                throw TestKDCError("krb5kdc exited (wait status \(status)): \(kdcLog)")
-            }
+            if daemon.hasExited { throw TestKDCError("krb5kdc exited: \(kdcLog)") }
             if TestKDC.acceptsTCP(port: port) { return }
             usleep(20_000)
         }
         throw TestKDCError("krb5kdc did not listen on 127.0.0.1:\(port) within 10 s: \(kdcLog)")
-    }
-
-    /// posix_spawn with an empty signal mask and default dispositions. Foundation's
-    /// `Process` passes on the spawning thread's mask, and test worker threads block
-    /// SIGTERM: krb5kdc would then ignore `stop()` until the SIGKILL deadline.
-    private static func spawnWithDefaultSignals(_ path: String, _ arguments: [String],
-                                                environment: [String: String]) throws -> pid_t {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for fd in Int32(0)...2 {
-            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw TestKDCError("posix_spawn \(path): errno \(result)") }
-        return pid
     }
 
     private static func locate(_ tool: String) throws -> String {
