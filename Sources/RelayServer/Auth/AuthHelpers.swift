@@ -20,8 +20,8 @@ struct AuthHelpers: Sendable {
             switch helper.scheme {
             case .basic: basic = ConcurrentHelperPool(command: command, configuration: configuration, loop: loop, log: log)
             case .digest: digest = ConcurrentHelperPool(command: command, configuration: configuration, loop: loop, log: log)
-            case .ntlm: ntlm = StatefulHelperPool(command: command, configuration: configuration, loop: loop, log: log)
-            case .negotiate: negotiate = StatefulHelperPool(command: command, configuration: configuration, loop: loop, log: log)
+            case .ntlm: ntlm = StatefulHelperPool(scheme: .ntlm, command: command, configuration: configuration, loop: loop, log: log)
+            case .negotiate: negotiate = StatefulHelperPool(scheme: .negotiate, command: command, configuration: configuration, loop: loop, log: log)
             }
         }
     }

@@ -45,7 +45,7 @@ public final class HelperConversation: @unchecked Sendable {
                 waiting = false
                 // Reached a helper: the handshake now lives in this child.
                 if case .reply = outcome, first { generation = process.generation }
-                completion(HelperTokenAnswer(outcome, maxTokenLength: configuration.maxLineLength))
+                completion(HelperTokenAnswer(outcome, scheme: pool.scheme, maxTokenLength: configuration.maxLineLength))
             }
         }
     }

@@ -26,9 +26,17 @@ public enum HelperTokenAnswer: Sendable, Equatable, CustomStringConvertible {
 
 extension HelperTokenAnswer {
     /// Reads an NTLM / Negotiate answer in either generation of the protocol:
-    /// `TT token=<b64>` or `TT <b64>`; `OK user=<name> [token=<b64>]` or `AF <b64> <user>` /
-    /// `AF <user>` (ntlm_fake_auth); `ERR [message=…]` or `NA <reason>`; `BH <reason>`.
-    init(_ outcome: HelperProcess.Outcome, maxTokenLength: Int) {
+    /// `TT token=<b64>` or `TT <b64>`; `OK user=<name> [token=<b64>]` or the older `AF`;
+    /// `ERR [message=…]` or `NA <reason>`; `BH <reason>`.
+    ///
+    /// The older `AF` depends on `scheme`. NTLM's last message gets no answer token, so an
+    /// NTLM helper's `AF` carries the user alone, and all of the rest of the line is that
+    /// user: Samba's ntlm_auth writes `AF DOMAIN\user` unquoted, and account names may hold
+    /// spaces (`AF CORP\john smith`). Splitting words as Squid does would read `CORP\john`
+    /// as a token, or, with no domain prefix, `AF john smith` as user `smith` with token
+    /// `john`. A Negotiate helper's `AF` is `<b64> <user>`, the user again being the rest
+    /// of the line, or the user alone.
+    init(_ outcome: HelperProcess.Outcome, scheme: AuthConfig.Scheme, maxTokenLength: Int) {
         switch outcome {
         case .overloaded: self = .broken(reason: "helper overloaded")
         case .broken(let reason): self = .broken(reason: reason)
@@ -62,17 +70,22 @@ extension HelperTokenAnswer {
                 }
                 self = .done(user: user, token: token)
             case "AF":
-                let words = reply.words
-                switch words.count {
-                case 1: self = .done(user: String(words[0]), token: nil)
-                case 2:
-                    guard let token = decode(words[0]) else {
-                        self = .broken(reason: "AF with an invalid token")
-                        return
-                    }
-                    self = .done(user: String(words[1]), token: token)
-                default: self = .broken(reason: "AF without a user")
+                var text = Substring(reply.rest)  // leading spaces already dropped
+                while text.last == " " { text.removeLast() }
+                guard !text.isEmpty else {
+                    self = .broken(reason: "AF without a user")
+                    return
                 }
+                guard scheme == .negotiate, let space = text.firstIndex(of: " ") else {
+                    self = .done(user: String(text), token: nil)
+                    return
+                }
+                let user = text[space...].drop { $0 == " " }
+                guard let token = decode(text[..<space]) else {
+                    self = .broken(reason: "AF with an invalid token")
+                    return
+                }
+                self = .done(user: String(user), token: token)
             case "ERR", "NA": self = .failed(reason: reply.message)
             case "BH": self = .broken(reason: "BH \(reply.message ?? "")")
             default: self = .broken(reason: "unexpected answer \(reply.code)")

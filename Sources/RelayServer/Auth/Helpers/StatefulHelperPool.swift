@@ -1,3 +1,4 @@
+import RelayCore
 import RelayIO
 import Synchronization
 
@@ -20,6 +21,8 @@ public final class StatefulHelperPool: Sendable {
         var isClosed = false
     }
 
+    /// `.ntlm` or `.negotiate`: how the helper's older `AF` answer reads.
+    public let scheme: AuthConfig.Scheme
     public let command: HelperCommand
     public let configuration: HelperPoolConfiguration
     let loop: EventLoop
@@ -28,7 +31,10 @@ public final class StatefulHelperPool: Sendable {
 
     /// Starts no process yet: the first `begin()` does. `configuration.concurrency` is
     /// ignored (stateful helpers take one request at a time).
-    public init(command: HelperCommand, configuration: HelperPoolConfiguration, loop: EventLoop, log: RelayLog) {
+    public init(scheme: AuthConfig.Scheme, command: HelperCommand, configuration: HelperPoolConfiguration,
+                loop: EventLoop, log: RelayLog) {
+        precondition(scheme == .ntlm || scheme == .negotiate, "only NTLM and Negotiate helpers are stateful")
+        self.scheme = scheme
         self.command = command
         self.configuration = configuration
         self.loop = loop

@@ -1,3 +1,4 @@
+import RelayCore
 @testable import RelayServer
 import Testing
 
@@ -49,10 +50,11 @@ import Testing
         #expect(HelperReply.rfc1738Unescape("a%20b%zz%4") == "a b%zz%4")
     }
 
+    func answer(_ line: String, scheme: AuthConfig.Scheme = .negotiate) throws -> HelperTokenAnswer {
+        HelperTokenAnswer(.reply(try #require(reply(line)).1), scheme: scheme, maxTokenLength: 1024)
+    }
+
     @Test func tokenAnswers() throws {
-        func answer(_ line: String) throws -> HelperTokenAnswer {
-            HelperTokenAnswer(.reply(try #require(reply(line)).1), maxTokenLength: 1024)
-        }
         #expect(try answer("TT AQID") == .continue([1, 2, 3]))
         #expect(try answer("TT token=AQID") == .continue([1, 2, 3]))
         #expect(try answer("OK token=AQID user=al%20ice") == .done(user: "al ice", token: [1, 2, 3]))
@@ -64,6 +66,27 @@ import Testing
         #expect(try answer("OK token=AQID") == .broken(reason: "OK without a user"))
         #expect(try answer("YR") == .broken(reason: "unexpected answer YR"))
         #expect(HelperTokenAnswer.continue([1, 2]).description == "continue(2 bytes)")
+    }
+
+    /// Samba's ntlm_auth answers `AF DOMAIN\user` with the name unquoted, spaces and all
+    /// (seen from the real helper in the integration test): for NTLM the rest of the line is
+    /// the user, never a token, even when its first word happens to be valid base64.
+    @Test func anNTLMHelpersAFIsTheUserAloneSpacesAndAll() throws {
+        #expect(try answer("AF DYNRELAYTEST\\grace", scheme: .ntlm) == .done(user: "DYNRELAYTEST\\grace", token: nil))
+        #expect(try answer("AF DYNRELAYTEST\\john smith", scheme: .ntlm) == .done(user: "DYNRELAYTEST\\john smith", token: nil))
+        #expect(try answer("AF john smith  ", scheme: .ntlm) == .done(user: "john smith", token: nil))
+        #expect(try answer("AF AQID bob", scheme: .ntlm) == .done(user: "AQID bob", token: nil))
+        #expect(try answer("AF", scheme: .ntlm) == .broken(reason: "AF without a user"))
+        #expect(try answer("NA NT_STATUS_LOGON_FAILURE", scheme: .ntlm) == .failed(reason: "NT_STATUS_LOGON_FAILURE"))
+        #expect(try answer("BH NT_STATUS_UNSUCCESSFUL NT_STATUS_UNSUCCESSFUL", scheme: .ntlm)
+                == .broken(reason: "BH NT_STATUS_UNSUCCESSFUL NT_STATUS_UNSUCCESSFUL"))
+    }
+
+    /// A Negotiate helper's older `AF` is `<token> <user>`; the user is the rest of the line.
+    @Test func aNegotiateHelpersAFIsATokenThenTheUser() throws {
+        #expect(try answer("AF AQID CORP\\john smith") == .done(user: "CORP\\john smith", token: [1, 2, 3]))
+        #expect(try answer("AF alice@EXAMPLE.TEST") == .done(user: "alice@EXAMPLE.TEST", token: nil))
+        #expect(try answer("AF !!!! alice") == .broken(reason: "AF with an invalid token"))
     }
 
     @Test func linesSplitAtEveryOffsetAndOverlongOnesAreRefused() {

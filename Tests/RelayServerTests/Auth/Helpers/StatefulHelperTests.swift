@@ -31,7 +31,7 @@ import Testing
     static func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(value >> (8 * $0) & 0xff) } }
 
     static func ntlmPool(processes: Int) throws -> StatefulHelperPool {
-        StatefulHelperPool(command: HelperCommand(executable: try SquidHelpers.path("ntlm_fake_auth")),
+        StatefulHelperPool(scheme: .ntlm, command: HelperCommand(executable: try SquidHelpers.path("ntlm_fake_auth")),
                            configuration: HelperPoolConfiguration(processes: processes),
                            loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
     }
@@ -143,7 +143,7 @@ import Testing
 
     @Test func finishingWithATokenAtTheHelperReplacesTheChild() throws {
         // `sleep` never answers: the token stays at the helper when the connection goes away.
-        let pool = StatefulHelperPool(command: HelperCommand(executable: "/bin/sleep", arguments: ["1000"]),
+        let pool = StatefulHelperPool(scheme: .ntlm, command: HelperCommand(executable: "/bin/sleep", arguments: ["1000"]),
                                       configuration: HelperPoolConfiguration(processes: 1),
                                       loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
         defer { pool.close() }
@@ -166,7 +166,7 @@ import Testing
                                     arguments: ["-s", "GSS_C_NO_NAME", "-k", dir.path("empty.keytab")],
                                     environment: ["KRB5_KTNAME": dir.path("empty.keytab")],
                                     standardError: .discard)
-        let pool = StatefulHelperPool(command: command, configuration: HelperPoolConfiguration(processes: 1),
+        let pool = StatefulHelperPool(scheme: .negotiate, command: command, configuration: HelperPoolConfiguration(processes: 1),
                                       loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
         defer { pool.close() }
         let conversation = try #require(pool.begin())
