@@ -236,6 +236,14 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         guard let token = Self.handshakeToken(authorization) else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
         }
+        // An NTLM AUTHENTICATE names the account, as Basic does: the lockout check runs before
+        // the helper hears it, and failures count (and are audited) against that name.
+        let message = scheme == .ntlm ? try? NTLMAuthenticateMessage(parsing: token) : nil
+        let claimed = message.flatMap { $0.user.isEmpty ? nil : $0.user }
+        if let claimed, shared.isLocked(principal: claimed, source: source) {
+            helperConversations.removeValue(forKey: scheme)?.finish()
+            return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: scheme.wireName)))
+        }
         let first = helperConversations[scheme] == nil
         guard let talk = helperConversations[scheme] ?? pool.begin() else {
             return answer(.refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: scheme.wireName)))
@@ -243,7 +251,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         helperConversations[scheme] = talk
         talk.send(token: token, first: first) { [self, shared, source] reply in
             loop.execute { [self] in
-                let outcome = Self.helperOutcome(reply, scheme: scheme, shared: shared, source: source)
+                let outcome = Self.helperOutcome(reply, scheme: scheme, claimed: claimed, shared: shared, source: source)
                 if case .refused(let refusal) = outcome, refusal.reason == .authContinue {
                     return answer(outcome)
                 }
@@ -304,23 +312,29 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
     }
 
-    private static func helperOutcome(_ reply: HelperTokenAnswer, scheme: AuthConfig.Scheme, shared: ProxyAuthenticator,
-                                      source: String) -> ProxyAuthOutcome {
+    private static func helperOutcome(_ reply: HelperTokenAnswer, scheme: AuthConfig.Scheme, claimed: String?,
+                                      shared: ProxyAuthenticator, source: String) -> ProxyAuthOutcome {
         switch reply {
         case .continue(let token):
             return .refused(ProxyAuthRefusal(reason: .authContinue, scheme: scheme.wireName,
                                              challenges: ["\(scheme.wireName) " + AuthCrypto.base64Encode(token)]))
         case .done(let user, let token):
             shared.recordSuccess(principal: user, source: source)
+            // The helper's name (`DOMAIN\user`) need not be the one the client claimed.
+            if let claimed, claimed != user { shared.recordSuccess(principal: claimed, source: source) }
             let mutual = token.flatMap { $0.isEmpty ? nil : "\(scheme.wireName) " + AuthCrypto.base64Encode($0) }
             return .granted(AuthPrincipal(name: user, scheme: scheme.wireName), scope: .connection, mutualAuth: mutual)
-        case .failed:
-            shared.recordFailure(principal: nil, source: source)
-            return .refused(ProxyAuthRefusal(reason: scheme == .negotiate ? .gssError : .badPassword,
-                                             detail: scheme == .negotiate ? "helper refused the token" : nil,
-                                             scheme: scheme.wireName, challenges: shared.challenges()))
+        case .failed(let reason):
+            shared.recordFailure(principal: claimed, source: source)
+            // An NTLM helper's own words go to the audit row: ntlm_auth's NT status tells a
+            // wrong password from a locked or disabled account. Cut short: a helper line may
+            // run to 64 KiB.
+            let detail = scheme == .negotiate ? "helper refused the token" : reason.map { String($0.prefix(120)) }
+            return .refused(ProxyAuthRefusal(reason: scheme == .negotiate ? .gssError : .badPassword, detail: detail,
+                                             claimedPrincipal: claimed, scheme: scheme.wireName,
+                                             challenges: shared.challenges()))
         case .broken:
-            return .refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: scheme.wireName))
+            return .refused(ProxyAuthRefusal(reason: .authUnavailable, claimedPrincipal: claimed, scheme: scheme.wireName))
         }
     }
 
