@@ -120,5 +120,44 @@ extension IntegrationSuite {
             #expect(Self.principals(relay, scheme: "NTLM").allSatisfy { $0.contains("frank") }, "\(Self.principals(relay, scheme: "NTLM"))")
             #expect(Self.principals(relay, scheme: "Negotiate") == [TestKDC.userPrincipal, TestKDC.userPrincipal])
         }
+
+        @Test("Samba's ntlm_auth with a private winbindd: right, wrong and unknown through CONNECT and absolute-form; the claimed name locks out",
+              .enabled(if: TestWinbind.missingPrerequisite == nil, Comment(rawValue: TestWinbind.missingPrerequisite ?? "")))
+        func sambaNTLMAuth() throws {
+            let samba = try TestWinbind()
+            defer { samba.stop() }
+            let origin = try HTTPOrigin()
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "auth ntlm",
+                "auth-helper ntlm children=2 " + samba.helperCommand.joined(separator: " "),
+                "auth-lockout failures=3 source-failures=100",
+                "server 127.0.0.1:\(origin.port)",
+            ]))
+            defer { relay.stop() }
+            let (grace, spaced) = (TestWinbind.users[0], TestWinbind.users[1])
+            for tunnel in [true, false] {
+                for user in [grace, spaced] {
+                    #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "\(user.name):\(user.password)"], tunnel: tunnel) == "200",
+                            "tunnel=\(tunnel) \(user.name): \(relay.stderr.suffix(1500))\n\(samba.logs.suffix(1500))")
+                }
+                #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "grace:\(grace.password)x"], tunnel: tunnel) == "407")
+                #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "mallory:\(grace.password)"], tunnel: tunnel) == "407")
+            }
+            // The principal is ntlm_auth's `AF DOMAIN\user`, the whole rest of the line.
+            let granted = [grace, spaced].map { TestWinbind.domain + "\\" + $0.name }
+            #expect(Self.principals(relay, scheme: "NTLM") == granted + granted)
+            // Samba answers NT_STATUS_LOGON_FAILURE for a wrong password and an unknown user
+            // alike; the refusal names the account the client claimed.
+            let refused = "event = 'refused' AND scheme = 'NTLM' AND reason = 'bad-password: NT_STATUS_LOGON_FAILURE' AND principal = ?"
+            #expect(relay.audit.waitForEvents(where: refused, ["grace"], count: 2).count == 2, "audit:\n\(relay.audit.dump())")
+            #expect(relay.audit.waitForEvents(where: refused, ["mallory"], count: 2).count == 2, "audit:\n\(relay.audit.dump())")
+
+            // A third failure locks grace out: the right password is refused before the helper hears it.
+            #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "grace:wrong"], tunnel: true) == "407")
+            #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "grace:\(grace.password)"], tunnel: true) == "429")
+            #expect(relay.audit.waitForEvents(where: "reason = 'locked-out' AND principal = 'grace' AND scheme = 'NTLM'").count == 1,
+                    "audit:\n\(relay.audit.dump())")
+            #expect(relay.isAlive)
+        }
     }
 }
