@@ -61,6 +61,9 @@ enum {
     crelay_EV_ONESHOT = 0x40000000,
     /// EPOLLEXCLUSIVE: of the loops watching one listener, wake one idle loop, not all.
     crelay_EV_EXCLUSIVE = 0x10000000,
+    /// EPOLLET: report a change once. On an eventfd every write is a change, so a loop's
+    /// wake-up descriptor never needs reading.
+    crelay_EV_ET = (int)0x80000000u,
     crelay_CTL_ADD = 1,
     crelay_CTL_DEL = 2,
     crelay_CTL_MOD = 3,

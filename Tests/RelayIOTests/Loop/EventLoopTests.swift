@@ -38,6 +38,26 @@ extension RelayIOSuite {
             #expect(order.value == Array(0..<100))
         }
 
+        /// `execute` writes the wake-up descriptor only while the loop sleeps. Ping-pong with
+        /// two threads keeps the loop going to sleep while tasks arrive, so a lost wake-up (a
+        /// task queued after the loop checked and before it waited, without a write) would
+        /// leave a task unrun until the loop woke for something else: here, never.
+        @Test func aTaskRacingTheLoopIntoSleepStillWakesIt() {
+            let loop = EventLoopGroup(count: 1).next()
+            let stalled = Shared(0)
+            DispatchQueue.concurrentPerform(iterations: 2) { _ in
+                let ran = DispatchSemaphore(value: 0)
+                for _ in 0..<5_000 {
+                    loop.execute { ran.signal() }
+                    if ran.wait(timeout: .now() + .seconds(2)) == .timedOut {
+                        stalled.update { $0 += 1 }
+                        return
+                    }
+                }
+            }
+            #expect(stalled.value == 0)
+        }
+
         /// Work deferred with `beforeNextWait` runs on the loop once the task that deferred
         /// it is done, and work it defers in turn runs as well before the loop waits again.
         @Test func beforeNextWaitRunsAfterTheTaskAndBeforeWaiting() {
