@@ -231,6 +231,6 @@ public final class DigestNonceTable: Sendable {
     /// Overwrites a proof's HA1 (unique once out of the table, so the bytes overwritten are
     /// the ones that were stored).
     private static func zero(_ proof: inout Proof?) {
-        proof?.ha1.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+        proof?.ha1.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) }
     }
 }

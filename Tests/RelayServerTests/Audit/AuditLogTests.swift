@@ -277,16 +277,21 @@ import Testing
         for n in 1...3 {
             log.append(Records.sample(n), startNow: false, committed: outcomes.callback(n))
         }
+        // A row nobody waits for (a close row) rides along with the promised kick instead of
+        // starting a commit mid-pass.
+        log.append(Records.sample(99))
         usleep(100_000)
         #expect(outcomes.all.isEmpty, "a deferred start committed without a kick")
+        #expect(try SQL.query(path, "SELECT count(*) AS n FROM audit_events").first?["n"] == .integer(0))
         log.kick()
         #expect(eventually { outcomes.all.count == 3 })
         #expect(outcomes.seqs().sorted() == [1, 2, 3])
+        #expect(try SQL.query(path, "SELECT session FROM audit_events WHERE seq = 4").first?["session"]?.string == "s-99")
         // A kick with nothing waiting starts nothing; flush still commits a deferred record.
         log.kick()
         log.append(Records.sample(4), startNow: false) { _ in }
         log.flush()
-        #expect(try SQL.query(path, "SELECT count(*) AS n FROM audit_events").first?["n"] == .integer(4))
+        #expect(try SQL.query(path, "SELECT count(*) AS n FROM audit_events").first?["n"] == .integer(5))
         log.close()
     }
 

@@ -28,7 +28,9 @@ enum UserFixtures {
     }
 
     static func writeFile(_ path: String, _ bytes: [UInt8], mode: mode_t) throws {
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw SQL.Failure(description: "create \(path)")
+        }
         guard chmod(path, mode) == 0 else { throw SQL.Failure(description: "chmod \(path)") }
     }
 
