@@ -10,6 +10,11 @@
 /// A source that never failed for a principal is not locked by that principal's count, so
 /// an attacker elsewhere cannot lock the real user out, and a success costs one lookup: the
 /// user's own logins do not pay for others' failures. A success clears its own pair only.
+///
+/// Principals are counted without regard to case: NTLM looks accounts up case-insensitively
+/// (as Windows does), so `Alice`, `ALICE` and `alice` are one account there, and counting
+/// them apart would give a guesser one allowance per spelling. For schemes with exact names
+/// the cost is that two names differing only in case share one count.
 public struct LockoutTracker: Sendable {
     /// Limits and times, in seconds.
     public struct Policy: Sendable, Equatable {
@@ -62,7 +67,8 @@ public struct LockoutTracker: Sendable {
     /// Whether `source` (and, when named, `principal` from it) may try now.
     public func isLocked(principal: String?, source: String, now: UInt64) -> Bool {
         if let counter = sources[source], counter.lockedUntil > now { return true }
-        guard let principal, let counter = principals[principal], counter.lockedUntil > now else { return false }
+        guard let principal = principal.map(Self.fold), let counter = principals[principal],
+              counter.lockedUntil > now else { return false }
         return (pairs[Pair(principal: principal, source: source)] ?? 0) > 0
     }
 
@@ -72,7 +78,7 @@ public struct LockoutTracker: Sendable {
     public mutating func recordFailure(principal: String?, source: String, now: UInt64) -> Bool {
         var locked = Self.bump(&sources, key: source, limit: policy.sourceFailures, now: now, policy: policy,
                                capacity: capacity)
-        if let principal {
+        if let principal = principal.map(Self.fold) {
             pairs[Pair(principal: principal, source: source), default: 0] += 1
             locked = Self.bump(&principals, key: principal, limit: policy.principalFailures, now: now, policy: policy,
                                capacity: capacity) || locked
@@ -85,7 +91,12 @@ public struct LockoutTracker: Sendable {
     /// A success clears this source's failures for this principal (not the source's count
     /// for other names, nor other sources' failures).
     public mutating func recordSuccess(principal: String, source: String) {
-        pairs.removeValue(forKey: Pair(principal: principal, source: source))
+        pairs.removeValue(forKey: Pair(principal: Self.fold(principal), source: source))
+    }
+
+    /// The key a principal is counted under (see the type's note on case).
+    private static func fold(_ principal: String) -> String {
+        principal.lowercased()
     }
 
     private static func bump(_ table: inout [String: Counter], key: String, limit: Int, now: UInt64, policy: Policy,

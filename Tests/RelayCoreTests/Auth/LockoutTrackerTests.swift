@@ -13,6 +13,19 @@ import Testing
         #expect(!tracker.isLocked(principal: "alice", source: "10.0.0.66", now: 100 + 2 + 600), "the lock expires")
     }
 
+    /// NTLM finds `alice` under any spelling of her name; the count must too, or each
+    /// spelling would be a fresh allowance of guesses.
+    @Test func spellingsOfOneNameShareOneCount() {
+        var tracker = LockoutTracker(policy: Self.policy)
+        for (i, name) in ["Alice", "ALICE", "alice"].enumerated() {
+            tracker.recordFailure(principal: name, source: "10.0.0.66", now: 100 + UInt64(i))
+        }
+        #expect(tracker.isLocked(principal: "aLiCe", source: "10.0.0.66", now: 110))
+        #expect(!tracker.isLocked(principal: "alice", source: "10.0.0.7", now: 110))
+        tracker.recordSuccess(principal: "ALICE", source: "10.0.0.66")
+        #expect(tracker.failingPairs == 0, "a success under another spelling clears the pair")
+    }
+
     /// The summaries callers use to skip the tracker: nothing is locked at or after
     /// `latestLockedUntil`, and with no failing pair a success has nothing to clear.
     @Test func summariesBoundWhatTheLookupsCanFind() {
