@@ -81,13 +81,27 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
         guard let store = shared.store else { return finish(.unknownUser) }
         let token = shared.cache.token(user: user, password: credentials.password)
-        let now = monotonicNanos()
-        if shared.cache.contains(token, generation: store.generation, now: now) {
+        let password = credentials.password
+        switch shared.cache.lookup(token, generation: store.generation, now: monotonicNanos()) {
+        case .proven:
             return finish(nil)
+        case .provenRenewDue:
+            finish(nil)
+            // Nobody waits for this check; a refused submission leaves the entry to expire.
+            _ = shared.workers.submit { [shared] in
+                let generation = store.generation
+                if store.verifyBasic(user: user, password: password) == true {
+                    shared.cache.insert(token, generation: generation, now: monotonicNanos())
+                } else {
+                    shared.cache.remove(token)
+                }
+            }
+            return
+        case .unknown:
+            break
         }
         // One KDF for a burst of connections with the same credentials.
         guard shared.basicChecks.join(token, finish) else { return }
-        let password = credentials.password
         let submitted = shared.workers.submit { [shared] in
             let generation = store.generation
             let failure: ReasonCode?

@@ -13,6 +13,8 @@ import Testing
     final class CountingStore: CredentialStore, @unchecked Sendable {
         let users = Mutex<[String: String]>(["alice": "wonderland"])
         let verifications = Atomic<Int>(0)
+        /// Checks that have returned.
+        let finished = Atomic<Int>(0)
         let version = Atomic<UInt64>(1)
 
         /// How long a password check takes, to let checks overlap.
@@ -20,6 +22,7 @@ import Testing
 
         func verifyBasic(user: String, password: String) -> Bool? {
             verifications.add(1, ordering: .relaxed)
+            defer { finished.add(1, ordering: .relaxed) }
             let micros = checkMicros.load(ordering: .relaxed)
             if micros > 0 { usleep(micros) }
             guard let stored = users.withLock({ $0[user] }) else { return nil }
@@ -133,6 +136,35 @@ import Testing
         let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
         #expect(Self.reason(Self.run(connection, Self.basic("alice", "wonderland"))) == .badPassword,
                 "an old password stops working as soon as the store changes")
+    }
+
+    /// In the last fifth of a proof's life a login is granted at once and renews the proof
+    /// in the background, so a user who keeps connecting never waits for the KDF again;
+    /// without the renewal the proof expires and the next login waits for a check.
+    @Test func aProofNearItsEndIsRenewedWithoutMakingTheLoginWait() throws {
+        let store = CountingStore()
+        let shared = try Self.authenticator(store, "auth-cache-ttl 2s")
+        let login = { () -> ProxyAuthOutcome in
+            let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+            return Self.run(connection, Self.basic("alice", "wonderland"))
+        }
+        let granted = ProxyAuthOutcome.granted(AuthPrincipal(name: "alice", scheme: "Basic"), scope: .sameCredentials)
+        let proven = monotonicNanos()
+        #expect(login() == granted)
+        #expect(store.finished.load(ordering: .relaxed) == 1)
+        usleep(1_700_000)  // into the last fifth (1.6–2 s) of the proof
+        store.checkMicros.store(500_000, ordering: .relaxed)
+        let started = monotonicNanos()
+        #expect(login() == granted)
+        #expect(monotonicNanos() - started < 400_000_000, "the login waited for the renewing check")
+        #expect(eventually { store.finished.load(ordering: .relaxed) == 2 }, "one renewal ran")
+        store.checkMicros.store(0, ordering: .relaxed)
+        // Past the first proof's end: only the renewal can carry this login without a check.
+        let firstExpiry = proven + 2_000_000_000
+        let now = monotonicNanos()
+        if now < firstExpiry + 50_000_000 { usleep(UInt32((firstExpiry + 50_000_000 - now) / 1000)) }
+        #expect(login() == granted)
+        #expect(store.verifications.load(ordering: .relaxed) == 2, "the renewed proof was used")
     }
 
     @Test func wrongPasswordsLockTheSourceForThatUserOnly() throws {
