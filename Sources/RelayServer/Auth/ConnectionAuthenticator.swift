@@ -89,10 +89,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             finish(nil)
             // Nobody waits for this check; a refused submission leaves the entry to expire.
             _ = shared.workers.submit { [shared] in
-                let generation = store.generation
-                if store.verifyBasic(user: user, password: password) == true {
-                    shared.cache.insert(token, generation: generation, now: monotonicNanos())
-                } else {
+                if Self.prove(token, user: user, password: password, store: store, cache: shared.cache) != nil {
                     shared.cache.remove(token)
                 }
             }
@@ -103,18 +100,23 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         // One KDF for a burst of connections with the same credentials.
         guard shared.basicChecks.join(token, finish) else { return }
         let submitted = shared.workers.submit { [shared] in
-            let generation = store.generation
-            let failure: ReasonCode?
-            switch store.verifyBasic(user: user, password: password) {
-            case true?:
-                shared.cache.insert(token, generation: generation, now: monotonicNanos())
-                failure = nil
-            case false?: failure = .badPassword
-            case nil: failure = .unknownUser
-            }
-            shared.basicChecks.finish(token, failure)
+            shared.basicChecks.finish(token, Self.prove(token, user: user, password: password, store: store, cache: shared.cache))
         }
         if !submitted { shared.basicChecks.finish(token, .authUnavailable) }
+    }
+
+    /// Runs the slow password check (on a worker) and remembers a success under the store
+    /// generation it was made against; nil when the password is right, else why not.
+    private static func prove(_ token: CredentialTag, user: String, password: String, store: CredentialStore,
+                              cache: VerifiedCredentialCache) -> ReasonCode? {
+        let generation = store.generation
+        switch store.verifyBasic(user: user, password: password) {
+        case true?:
+            cache.insert(token, generation: generation, now: monotonicNanos())
+            return nil
+        case false?: return .badPassword
+        case nil: return .unknownUser
+        }
     }
 
     // MARK: Digest
