@@ -11,10 +11,10 @@
 /// an attacker elsewhere cannot lock the real user out, and a success costs one lookup: the
 /// user's own logins do not pay for others' failures. A success clears its own pair only.
 ///
-/// Principals are counted without regard to case: NTLM looks accounts up case-insensitively
-/// (as Windows does), so `Alice`, `ALICE` and `alice` are one account there, and counting
-/// them apart would give a guesser one allowance per spelling. For schemes with exact names
-/// the cost is that two names differing only in case share one count.
+/// Principals are counted under NTLM's comparison key (`NTLMUserName.comparisonKey`, Windows'
+/// uppercasing): NTLM finds one account under `Alice`, `ALICE`, `alıce` or `ALİCE`, and
+/// counting those apart would give a guesser one allowance per spelling. For schemes with
+/// exact names the cost is that two names NTLM would confuse share one count.
 public struct LockoutTracker: Sendable {
     /// Limits and times, in seconds.
     public struct Policy: Sendable, Equatable {
@@ -96,7 +96,7 @@ public struct LockoutTracker: Sendable {
 
     /// The key a principal is counted under (see the type's note on case).
     private static func fold(_ principal: String) -> String {
-        principal.lowercased()
+        NTLMUserName.comparisonKey(principal)
     }
 
     private static func bump(_ table: inout [String: Counter], key: String, limit: Int, now: UInt64, policy: Policy,
