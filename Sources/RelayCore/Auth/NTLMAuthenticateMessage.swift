@@ -59,3 +59,34 @@ public struct NTLMAuthenticateMessage: Sendable, Equatable {
         }
     }
 }
+
+extension NTLMAuthenticateMessage {
+    /// What a token says about its account, for a caller that hands NTLM tokens to a helper
+    /// rather than verifying them itself and must still count failures against the account.
+    public enum Claim: Sendable, Equatable {
+        /// Not an AUTHENTICATE (a NEGOTIATE, or too short to be any NTLM message with a
+        /// response in it): it names nobody and proves nothing.
+        case notAuthenticate
+        /// An AUTHENTICATE naming this user (nil: anonymous).
+        case user(String?)
+        /// An AUTHENTICATE this parser refuses. A helper might still check its response, so
+        /// it must not get it: a guess would go uncounted against the account.
+        case malformed
+    }
+
+    /// Reads the claim of `token` (see `Claim`).
+    public static func claim(in token: [UInt8]) -> Claim {
+        do {
+            let message = try NTLMAuthenticateMessage(parsing: token)
+            return .user(message.user.isEmpty ? nil : message.user)
+        } catch .badMessageType, .badSignature {
+            return .notAuthenticate
+        } catch .truncated where token.count < 64 {
+            // Shorter than the AUTHENTICATE header: no response fields to check.
+            return .notAuthenticate
+        } catch {
+            return .malformed
+        }
+    }
+}
+

@@ -254,8 +254,13 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
         // An NTLM AUTHENTICATE names the account, as Basic does: the lockout check runs before
         // the helper hears it, and failures count (and are audited) against that name.
-        let message = scheme == .ntlm ? try? NTLMAuthenticateMessage(parsing: token) : nil
-        let claimed = message.flatMap { $0.user.isEmpty ? nil : $0.user }
+        let claim = scheme == .ntlm ? NTLMAuthenticateMessage.claim(in: token) : .notAuthenticate
+        if claim == .malformed {
+            helperConversations.removeValue(forKey: scheme)?.finish()
+            shared.recordFailure(principal: nil, source: source)
+            return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
+        }
+        let claimed: String? = if case .user(let user) = claim { user } else { nil }
         if let claimed, shared.isLocked(principal: claimed, source: source) {
             helperConversations.removeValue(forKey: scheme)?.finish()
             return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: scheme.wireName)))

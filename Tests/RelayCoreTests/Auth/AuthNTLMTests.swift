@@ -254,6 +254,24 @@ import Testing
         43004f004d0050005500540045005200
         """)
 
+    /// What a helper-fronting caller learns from a token: the AUTHENTICATE's user, nothing
+    /// from a NEGOTIATE or a fragment, and `malformed` for an AUTHENTICATE the parser refuses
+    /// (here one padded past the NT response bound): that one must not reach a helper.
+    @Test func aTokensClaimNamesTheUserOrRefusesAMalformedAuthenticate() {
+        #expect(NTLMAuthenticateMessage.claim(in: Self.chromiumAuthenticate) == .user("User"))
+        #expect(NTLMAuthenticateMessage.claim(in: Self.chromiumNegotiate) == .notAuthenticate)
+        #expect(NTLMAuthenticateMessage.claim(in: Array("not ntlm at all".utf8)) == .notAuthenticate)
+        #expect(NTLMAuthenticateMessage.claim(in: Array(Self.chromiumAuthenticate.prefix(40))) == .notAuthenticate)
+        var padded = Self.chromiumAuthenticate
+        let extra = NTLMAuthenticateMessage.maxResponseLength
+        padded += [UInt8](repeating: 0, count: extra)
+        // NtChallengeResponse (descriptor at 20): claim the padding as part of the response.
+        let length = UInt16(138 + extra)
+        padded[20] = UInt8(truncatingIfNeeded: length); padded[21] = UInt8(truncatingIfNeeded: length >> 8)
+        padded[22] = padded[20]; padded[23] = padded[21]
+        #expect(NTLMAuthenticateMessage.claim(in: padded) == .malformed)
+    }
+
     @Test func verifiesAThirdPartyAuthenticateWithItsMIC() throws {
         let message = try NTLMAuthenticateMessage(parsing: Self.chromiumAuthenticate)
         #expect(message.user == "User" && message.domain == "Domain" && message.workstation == "COMPUTER")
