@@ -43,6 +43,18 @@ public final class WorkerPool: Sendable {
         return true
     }
 
+    /// Runs `job` only if a thread is free and nothing waits; false (nothing queued)
+    /// otherwise. For work that may be skipped, so it never delays a job someone waits for.
+    public func submitIfIdle(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let admitted = state.withLock { state in
+            guard state.running < threads, state.waiting.isEmpty else { return false }
+            state.running += 1
+            return true
+        }
+        if admitted { queue.async { self.run(job) } }
+        return admitted
+    }
+
     private func run(_ first: @escaping @Sendable () -> Void) {
         var job = first
         while true {

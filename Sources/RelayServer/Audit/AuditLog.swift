@@ -14,11 +14,12 @@ import Synchronization
 /// and a row that can never be stored cannot take the others with it.
 ///
 /// A record someone waits for (one with a `committed` callback: an open row holds back its
-/// tunnel's first byte) starts a commit at once. A record nobody waits for (close and refusal
-/// rows) rides along with the next such commit, or is committed `deferredCommitDelay` after
-/// it was queued at the latest: under load that saves about a third of the commits, each of
-/// which writes whole pages to the WAL whether it carries one row or twenty. `flush` and
-/// `close` commit deferred records at once.
+/// tunnel's first byte) starts a commit at once, or at its loop's promised `kick()`. A record
+/// nobody waits for (close and refusal rows) rides along with the next such commit, or is
+/// committed `deferredCommitDelay` after it was queued at the latest when none is coming:
+/// under load that saves about a third of the commits, each of which writes whole pages to
+/// the WAL whether it carries one row or twenty. `flush` and `close` commit deferred records
+/// at once.
 public final class AuditLog: Sendable {
     /// Upper bound of rows per transaction, so one commit (and its callbacks) stays short.
     public static let maxBatchSize = 4096

@@ -82,17 +82,18 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         guard let store = shared.store else { return finish(.unknownUser) }
         let token = shared.cache.token(user: user, password: credentials.password)
         let password = credentials.password
-        switch shared.cache.lookup(token, generation: store.generation, now: monotonicNanos()) {
+        switch shared.cache.lookup(token, generation: store.generation, now: shared.clock()) {
         case .proven:
             return finish(nil)
         case .provenRenewDue:
             finish(nil)
-            // Nobody waits for this check; a refused submission leaves the entry to expire.
-            _ = shared.workers.submit { [shared] in
-                if Self.prove(token, user: user, password: password, store: store, cache: shared.cache) != nil {
+            // Nobody waits for this check, so it never queues ahead of one somebody waits for.
+            let started = shared.workers.submitIfIdle { [shared] in
+                if Self.prove(token, user: user, password: password, store: store, shared: shared) != nil {
                     shared.cache.remove(token)
                 }
             }
+            if !started { shared.cache.renewalNotStarted(token) }
             return
         case .unknown:
             break
@@ -100,7 +101,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         // One KDF for a burst of connections with the same credentials.
         guard shared.basicChecks.join(token, finish) else { return }
         let submitted = shared.workers.submit { [shared] in
-            shared.basicChecks.finish(token, Self.prove(token, user: user, password: password, store: store, cache: shared.cache))
+            shared.basicChecks.finish(token, Self.prove(token, user: user, password: password, store: store, shared: shared))
         }
         if !submitted { shared.basicChecks.finish(token, .authUnavailable) }
     }
@@ -108,11 +109,11 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     /// Runs the slow password check (on a worker) and remembers a success under the store
     /// generation it was made against; nil when the password is right, else why not.
     private static func prove(_ token: CredentialTag, user: String, password: String, store: CredentialStore,
-                              cache: VerifiedCredentialCache) -> ReasonCode? {
+                              shared: ProxyAuthenticator) -> ReasonCode? {
         let generation = store.generation
         switch store.verifyBasic(user: user, password: password) {
         case true?:
-            cache.insert(token, generation: generation, now: monotonicNanos())
+            shared.cache.insert(token, generation: generation, now: shared.clock())
             return nil
         case false?: return .badPassword
         case nil: return .unknownUser

@@ -20,6 +20,8 @@ final class ProxyAuthenticator: Sendable {
     let workers = WorkerPool(label: "dynrelay.auth", threads: 2, maxWaiting: 4096)
     let cache: VerifiedCredentialCache
     let basicChecks = BasicChecksInFlight()
+    /// Monotonic nanoseconds for the Basic proofs' lifetimes (a test steps its own).
+    let clock: @Sendable () -> UInt64
     private let lockout: Mutex<LockoutTracker>
     /// Copies of the tracker's `latestLockedUntil` and `failingPairs`, written under its lock:
     /// while nobody is locked out and no pair is failing, the checks every login makes skip
@@ -30,7 +32,8 @@ final class ProxyAuthenticator: Sendable {
     /// `digestKey` derives Digest's `opaque`; deriving it from a persistent secret keeps that
     /// value the same across reloads and restarts.
     init(config: AuthConfig, store: (any CredentialStore)?, digestKey: [UInt8], helpers: AuthHelpers,
-         negotiate: GSSAcceptorCredential?) {
+         negotiate: GSSAcceptorCredential?, clock: @escaping @Sendable () -> UInt64 = { monotonicNanos() }) {
+        self.clock = clock
         self.config = config
         schemes = config.schemes
         self.store = store

@@ -13,8 +13,10 @@ import Synchronization
 /// An entry in the last fifth of its life is renewed ahead of time: the login that finds
 /// it is granted at once and starts one background check (`Lookup.provenRenewDue`), whose
 /// success proves the entry for another TTL. Every grant is still within one TTL of a real
-/// KDF check, but a user who keeps connecting never waits for one after the first: before,
-/// every connection of theirs stalled behind the KDF (about 80 ms here) once per TTL.
+/// KDF check, and a user who keeps connecting (at least once per fifth of the TTL) usually
+/// waits for no KDF after the first: before, every connection of theirs stalled behind it
+/// (about 80 ms here) once per TTL. They still wait after a change to the user store
+/// (which drops every proof) or when the worker pool was too busy to renew.
 final class VerifiedCredentialCache: Sendable {
     /// What a login's credentials are known as.
     enum Lookup: Equatable {
@@ -69,12 +71,25 @@ final class VerifiedCredentialCache: Sendable {
         _ = entries.withLock { $0.removeValue(forKey: token) }
     }
 
+    /// A renewal `lookup` asked for could not start: the next login in the window asks again.
+    func renewalNotStarted(_ token: CredentialTag) {
+        entries.withLock { entries in
+            entries[token]?.renewing = false
+        }
+    }
+
     func insert(_ token: CredentialTag, generation: UInt64, now: UInt64) {
         guard ttl > 0 else { return }
         entries.withLock { entries in
             if entries.count >= capacity {
                 entries = entries.filter { $0.value.expires > now }
                 if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            }
+            // A check made against an older store generation (a renewal that straddled a
+            // change) must not replace a proof made against a newer one.
+            if let existing = entries[token], existing.generation &- generation < UInt64.max / 2,
+               existing.generation != generation {
+                return
             }
             entries[token] = Entry(expires: now + ttl, generation: generation)
         }

@@ -19,10 +19,14 @@ import Testing
 
         /// How long a password check takes, to let checks overlap.
         let checkMicros = Atomic<UInt32>(0)
+        /// While set, a check waits for `release` before it answers.
+        let hold = Atomic<Bool>(false)
+        let release = DispatchSemaphore(value: 0)
 
         func verifyBasic(user: String, password: String) -> Bool? {
             verifications.add(1, ordering: .relaxed)
             defer { finished.add(1, ordering: .relaxed) }
+            if hold.load(ordering: .relaxed) { release.wait() }
             let micros = checkMicros.load(ordering: .relaxed)
             if micros > 0 { usleep(micros) }
             guard let stored = users.withLock({ $0[user] }) else { return nil }
@@ -139,32 +143,48 @@ import Testing
     }
 
     /// In the last fifth of a proof's life a login is granted at once and renews the proof
-    /// in the background, so a user who keeps connecting never waits for the KDF again;
-    /// without the renewal the proof expires and the next login waits for a check.
+    /// in the background: granted while the renewing check is still blocked, and the
+    /// renewed proof carries a login past the first proof's end. A renewal that finds the
+    /// password wrong forgets the proof.
     @Test func aProofNearItsEndIsRenewedWithoutMakingTheLoginWait() throws {
         let store = CountingStore()
-        let shared = try Self.authenticator(store, "auth-cache-ttl 2s")
-        let login = { () -> ProxyAuthOutcome in
+        let now = Atomic<UInt64>(1_000_000_000)
+        let config = try ConfigParser.parse(text: "listen 127.0.0.1:0\nauth basic realm=test\nauth-cache-ttl 10s\n", file: "t.conf")
+        let shared = ProxyAuthenticator(config: config.auth, store: store, digestKey: Array(repeating: 7, count: 32),
+                                        helpers: AuthHelpers(), negotiate: nil, clock: { now.load(ordering: .relaxed) })
+        let login = { (password: String) -> ProxyAuthOutcome? in
             let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
-            return Self.run(connection, Self.basic("alice", "wonderland"))
+            let done = DispatchSemaphore(value: 0)
+            let result = Mutex<ProxyAuthOutcome?>(nil)
+            connection.authenticate(Self.basic("alice", password)) { outcome in
+                result.withLock { $0 = outcome }
+                done.signal()
+            }
+            return done.wait(timeout: .now() + 10) == .success ? result.withLock { $0 } : nil
         }
         let granted = ProxyAuthOutcome.granted(AuthPrincipal(name: "alice", scheme: "Basic"), scope: .sameCredentials)
-        let proven = monotonicNanos()
-        #expect(login() == granted)
+        #expect(login("wonderland") == granted)
         #expect(store.finished.load(ordering: .relaxed) == 1)
-        usleep(1_700_000)  // into the last fifth (1.6–2 s) of the proof
-        store.checkMicros.store(500_000, ordering: .relaxed)
-        let started = monotonicNanos()
-        #expect(login() == granted)
-        #expect(monotonicNanos() - started < 400_000_000, "the login waited for the renewing check")
-        #expect(eventually { store.finished.load(ordering: .relaxed) == 2 }, "one renewal ran")
-        store.checkMicros.store(0, ordering: .relaxed)
-        // Past the first proof's end: only the renewal can carry this login without a check.
-        let firstExpiry = proven + 2_000_000_000
-        let now = monotonicNanos()
-        if now < firstExpiry + 50_000_000 { usleep(UInt32((firstExpiry + 50_000_000 - now) / 1000)) }
-        #expect(login() == granted)
+
+        now.add(9_000_000_000, ordering: .relaxed)  // 1 s before the proof's end
+        store.hold.store(true, ordering: .relaxed)
+        #expect(login("wonderland") == granted, "granted while the renewing check is held")
+        #expect(eventually { store.verifications.load(ordering: .relaxed) == 2 }, "one renewal started")
+        store.hold.store(false, ordering: .relaxed)
+        store.release.signal()
+        #expect(eventually { store.finished.load(ordering: .relaxed) == 2 })
+
+        now.add(5_000_000_000, ordering: .relaxed)  // past the first proof's end
+        #expect(login("wonderland") == granted)
         #expect(store.verifications.load(ordering: .relaxed) == 2, "the renewed proof was used")
+
+        // The password changes without the store saying so: the renewal finds it wrong and
+        // forgets the proof, so the old password is checked, and refused, on the next login.
+        store.users.withLock { $0["alice"] = "changed" }
+        now.add(3_500_000_000, ordering: .relaxed)  // into the renewed proof's last fifth (18–20 s)
+        #expect(login("wonderland") == granted)
+        #expect(eventually { store.finished.load(ordering: .relaxed) == 3 })
+        #expect(login("wonderland").map(Self.reason) == .badPassword)
     }
 
     @Test func wrongPasswordsLockTheSourceForThatUserOnly() throws {
