@@ -162,10 +162,10 @@ public final class EventLoop: @unchecked Sendable {
         var tokens = [UInt64](repeating: 0, count: capacity)
         var events = [UInt32](repeating: 0, count: capacity)
         while true {
-            let count = waitForEvents(&tokens, &events, capacity: capacity)
+            let (count, failure) = waitForEvents(&tokens, &events, capacity: capacity)
             if count < 0 {
-                if errno == EINTR { continue }
-                preconditionFailure("epoll_wait: errno \(errno)")
+                if failure == EINTR { continue }
+                preconditionFailure("epoll_wait: errno \(failure)")
             }
             for index in 0..<Int(count) {
                 dispatchEvent(token: tokens[index], events: events[index])
@@ -187,7 +187,8 @@ public final class EventLoop: @unchecked Sendable {
     /// epoll_wait, blocking until the next timer unless a task is already waiting. The flag
     /// goes up before the tasks are checked and `execute` reads it after appending, so
     /// either this check sees the task or `execute` sees the flag and writes the wake-up.
-    private func waitForEvents(_ tokens: inout [UInt64], _ events: inout [UInt32], capacity: Int) -> Int32 {
+    /// Returns epoll_wait's count and, when it is negative, its errno.
+    private func waitForEvents(_ tokens: inout [UInt64], _ events: inout [UInt32], capacity: Int) -> (Int32, Int32) {
         var timeout = timers.millisecondsUntilNext(now: monotonicNanos())
         if timeout != 0 {
             sleeping.store(true, ordering: .sequentiallyConsistent)
@@ -197,8 +198,9 @@ public final class EventLoop: @unchecked Sendable {
             }
         }
         let count = crelay_epoll_wait(epollFD, &tokens, &events, Int32(capacity), timeout)
+        let failure = count < 0 ? errno : 0
         sleeping.store(false, ordering: .sequentiallyConsistent)
-        return count
+        return (count, failure)
     }
 
     private func dispatchEvent(token: UInt64, events: UInt32) {
