@@ -35,7 +35,8 @@ extension HelperTokenAnswer {
     /// spaces (`AF CORP\john smith`). Splitting words as Squid does would read `CORP\john`
     /// as a token, or, with no domain prefix, `AF john smith` as user `smith` with token
     /// `john`. A Negotiate helper's `AF` is `<b64> <user>`, the user again being the rest
-    /// of the line, or the user alone.
+    /// of the line, `* <user>` (Samba's gss-spnego, no token), or the user alone; a first
+    /// word counts as a token only if it decodes to a GSS-API output token.
     init(_ outcome: HelperProcess.Outcome, scheme: AuthConfig.Scheme, maxTokenLength: Int) {
         switch outcome {
         case .overloaded: self = .broken(reason: "helper overloaded")
@@ -80,16 +81,28 @@ extension HelperTokenAnswer {
                     self = .done(user: String(text), token: nil)
                     return
                 }
-                let user = text[space...].drop { $0 == " " }
-                guard let token = decode(text[..<space]) else {
-                    self = .broken(reason: "AF with an invalid token")
-                    return
+                let first = text[..<space]
+                let rest = String(text[space...].drop { $0 == " " })
+                if first == "*" {
+                    // Samba's gss-spnego helper: `AF * DOMAIN\user` when it has no token.
+                    self = .done(user: rest, token: nil)
+                } else if let token = decode(first), Self.looksLikeGSSToken(token) {
+                    self = .done(user: rest, token: token)
+                } else {
+                    // No token in front (`AF john smith`): all of it is the user, never `smith`.
+                    self = .done(user: String(text), token: nil)
                 }
-                self = .done(user: String(user), token: token)
             case "ERR", "NA": self = .failed(reason: reply.message)
             case "BH": self = .broken(reason: "BH \(reply.message ?? "")")
             default: self = .broken(reason: "unexpected answer \(reply.code)")
             }
         }
+    }
+
+    /// An output token of GSS-API acceptance: a SPNEGO NegTokenResp (`[1]`, 0xA1) or a
+    /// mechanism token in the InitialContextToken framing (`[APPLICATION 0]`, 0x60). A
+    /// first word that decodes to anything else is part of the user's name.
+    static func looksLikeGSSToken(_ token: [UInt8]) -> Bool {
+        token.count >= 2 && (token[0] == 0xA1 || token[0] == 0x60)
     }
 }

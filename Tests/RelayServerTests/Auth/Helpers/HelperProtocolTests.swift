@@ -58,7 +58,7 @@ import Testing
         #expect(try answer("TT AQID") == .continue([1, 2, 3]))
         #expect(try answer("TT token=AQID") == .continue([1, 2, 3]))
         #expect(try answer("OK token=AQID user=al%20ice") == .done(user: "al ice", token: [1, 2, 3]))
-        #expect(try answer("AF AQID bob") == .done(user: "bob", token: [1, 2, 3]))
+        #expect(try answer("AF oQMKAQA= bob") == .done(user: "bob", token: [0xA1, 0x03, 0x0A, 0x01, 0x00]))
         #expect(try answer("NA bad password") == .failed(reason: "bad password"))
         #expect(try answer("ERR") == .failed(reason: nil))
         #expect(try answer("BH oops") == .broken(reason: "BH oops"))
@@ -82,11 +82,18 @@ import Testing
                 == .broken(reason: "BH NT_STATUS_UNSUCCESSFUL NT_STATUS_UNSUCCESSFUL"))
     }
 
-    /// A Negotiate helper's older `AF` is `<token> <user>`; the user is the rest of the line.
+    /// A Negotiate helper's older `AF` is `<token> <user>` (the user is the rest of the
+    /// line), `* <user>` when it has no token (Samba's gss-spnego), or the user alone. A first
+    /// word is a token only if it decodes to a GSS-API output token: `AF john smith` is the
+    /// user `john smith`, not the user `smith` with a token "john".
     @Test func aNegotiateHelpersAFIsATokenThenTheUser() throws {
-        #expect(try answer("AF AQID CORP\\john smith") == .done(user: "CORP\\john smith", token: [1, 2, 3]))
+        let spnego: [UInt8] = [0xA1, 0x03, 0x0A, 0x01, 0x00]
+        let encoded = AuthCrypto.base64Encode(spnego)
+        #expect(try answer("AF \(encoded) CORP\\john smith") == .done(user: "CORP\\john smith", token: spnego))
+        #expect(try answer("AF * CORP\\john smith") == .done(user: "CORP\\john smith", token: nil))
         #expect(try answer("AF alice@EXAMPLE.TEST") == .done(user: "alice@EXAMPLE.TEST", token: nil))
-        #expect(try answer("AF !!!! alice") == .broken(reason: "AF with an invalid token"))
+        #expect(try answer("AF john smith") == .done(user: "john smith", token: nil))
+        #expect(try answer("AF AQID bob") == .done(user: "AQID bob", token: nil), "[1, 2, 3] is no GSS token")
     }
 
     @Test func linesSplitAtEveryOffsetAndOverlongOnesAreRefused() {
