@@ -55,7 +55,8 @@ final class TestWinbind {
 
     init() throws {
         if let missing = Self.missingPrerequisite { throw HarnessError(missing) }
-        var template = Array((NSTemporaryDirectory() + "/test-winbind-XXXXXX").utf8CString)
+        // Under /tmp, not $TMPDIR: winbindd's socket path must fit a sockaddr_un (108 bytes).
+        var template = Array("/tmp/test-winbind-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw HarnessError("mkdtemp: errno \(errno)") }
         directory = String(cString: created)
         configPath = directory + "/smb.conf"
