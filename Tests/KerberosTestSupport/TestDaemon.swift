@@ -60,7 +60,7 @@ public final class TestDaemon: @unchecked Sendable {  // `reaped` is touched onl
     /// process group id) cannot be handed to another process while the group is signalled.
     public var hasExited: Bool {
         if reaped != nil { return true }
-        // With WNOHANG and nothing to report, Linux leaves the zeroed siginfo as it was.
+        // With WNOHANG and nothing to report, Linux sets si_signo (and si_pid) to 0.
         var info = siginfo_t()
         return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_signo == SIGCHLD
     }
