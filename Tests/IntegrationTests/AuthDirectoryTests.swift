@@ -129,7 +129,7 @@ extension IntegrationSuite {
             let origin = try HTTPOrigin()
             let relay = try RelayProcess(config: RelayConfigText.proxy([
                 "auth ntlm",
-                "auth-helper ntlm children=2 " + samba.helperCommand.joined(separator: " "),
+                "auth-helper ntlm children=2 " + samba.helperCommand().joined(separator: " "),
                 "auth-lockout failures=3 source-failures=100",
                 "server 127.0.0.1:\(origin.port)",
             ]))
@@ -156,6 +156,53 @@ extension IntegrationSuite {
             #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "grace:wrong"], tunnel: true) == "407")
             #expect(try Self.curl(relay, origin, ["--proxy-ntlm", "-U", "grace:\(grace.password)"], tunnel: true) == "429")
             #expect(relay.audit.waitForEvents(where: "reason = 'locked-out' AND principal = 'grace' AND scheme = 'NTLM'").count == 1,
+                    "audit:\n\(relay.audit.dump())")
+            #expect(relay.isAlive)
+        }
+
+        /// CONNECT with Negotiate tokens from `client` on one connection; the final answer.
+        static func spnegoConnect(_ relay: RelayProcess, _ origin: HTTPOrigin, _ client: TestWinbind.SPNEGOClient) throws -> RawResponse {
+            let socket = try TestSocket.connect(port: relay.proxyPort)
+            defer { socket.close() }
+            let authority = "127.0.0.1:\(origin.port)"
+            func send(_ token: String) throws -> RawResponse {
+                try socket.write("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\nProxy-Authorization: Negotiate \(token)\r\n\r\n")
+                return try ProxyClient.readResponse(socket, bodyless: true)
+            }
+            let challenge = try send(try client.first())
+            guard challenge.status == 407, let header = challenge.header("proxy-authenticate"), header.hasPrefix("Negotiate ") else {
+                return challenge
+            }
+            return try send(try client.answer(String(header.dropFirst("Negotiate ".count))))
+        }
+
+        @Test("Samba's ntlm_auth as a Negotiate helper: NTLM inside SPNEGO from Samba's client; the name inside locks out",
+              .enabled(if: TestWinbind.missingPrerequisite == nil, Comment(rawValue: TestWinbind.missingPrerequisite ?? "")))
+        func sambaSPNEGO() throws {
+            let samba = try TestWinbind()
+            defer { samba.stop() }
+            let origin = try HTTPOrigin()
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "auth negotiate",
+                "auth-helper negotiate children=2 " + samba.helperCommand(protocol: "gss-spnego").joined(separator: " "),
+                "auth-lockout failures=3 source-failures=100",
+                "server 127.0.0.1:\(origin.port)",
+            ]))
+            defer { relay.stop() }
+            let grace = TestWinbind.users[0]
+            let right = samba.spnegoClient(user: grace.name, password: grace.password)
+            let wrong = samba.spnegoClient(user: grace.name, password: grace.password + "x")
+            #expect(try Self.spnegoConnect(relay, origin, right).status == 200, "\(relay.stderr.suffix(1500))\n\(samba.logs.suffix(1500))")
+            #expect(Self.principals(relay, scheme: "Negotiate") == [TestWinbind.domain + "\\" + grace.name])
+            for _ in 0..<3 {
+                #expect(try Self.spnegoConnect(relay, origin, wrong).status == 407)
+            }
+            // The helper never says whose token failed; the AUTHENTICATE inside SPNEGO did.
+            let refused = "event = 'refused' AND scheme = 'Negotiate' AND reason LIKE 'gss-error%' AND principal = 'grace'"
+            #expect(relay.audit.waitForEvents(where: refused, count: 3).count == 3, "audit:\n\(relay.audit.dump())")
+            let locked = try Self.spnegoConnect(relay, origin, right)
+            #expect(locked.status == 429, "\(locked.statusLine)")
+            #expect(relay.audit.waitForEvents(where: "reason = 'locked-out' AND principal = 'grace' AND scheme = 'Negotiate'").count == 1,
                     "audit:\n\(relay.audit.dump())")
             #expect(relay.isAlive)
         }

@@ -88,5 +88,16 @@ extension NTLMAuthenticateMessage {
             return .malformed
         }
     }
+
+    /// Reads the claim of a Negotiate token: NTLM reaches a Negotiate acceptor bare (some
+    /// clients fall back to it that way) or as SPNEGO's mechanism token. A Kerberos token,
+    /// or SPNEGO this reader does not follow, names nobody.
+    public static func claim(inNegotiateToken token: [UInt8]) -> Claim {
+        if token.starts(with: NTLMWire.signature) { return claim(in: token) }
+        guard let inner = SPNEGOToken.mechanismToken(in: token), inner.starts(with: NTLMWire.signature) else {
+            return .notAuthenticate
+        }
+        return claim(in: Array(inner))
+    }
 }
 

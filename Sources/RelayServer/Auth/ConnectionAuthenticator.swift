@@ -234,13 +234,21 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Negotiate")))
         }
+        let claimed: String?
+        switch checkClaim(in: token, scheme: .negotiate) {
+        case .refuse(let outcome):
+            negotiateContext = nil
+            return answer(outcome)
+        case .proceed(let name):
+            claimed = name
+        }
         let context = negotiateContext ?? GSSAcceptContext(credential: credential)
         negotiateContext = context
         let submitted = shared.workers.submit { [shared, source, loop] in
             let step = context.accept(token: token)
             loop.execute { [self] in
                 if case .continueNeeded = step {} else { negotiateContext = nil }
-                answer(Self.negotiateOutcome(step, shared: shared, source: source))
+                answer(Self.negotiateOutcome(step, claimed: claimed, shared: shared, source: source))
             }
         }
         if !submitted { answer(.refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: "Negotiate"))) }
@@ -253,18 +261,13 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         guard let token = Self.handshakeToken(authorization) else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
         }
-        // An NTLM AUTHENTICATE names the account, as Basic does: the lockout check runs before
-        // the helper hears it, and failures count (and are audited) against that name.
-        let claim = scheme == .ntlm ? NTLMAuthenticateMessage.claim(in: token) : .notAuthenticate
-        if claim == .malformed {
+        let claimed: String?
+        switch checkClaim(in: token, scheme: scheme) {
+        case .refuse(let outcome):
             helperConversations.removeValue(forKey: scheme)?.finish()
-            shared.recordFailure(principal: nil, source: source)
-            return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
-        }
-        let claimed: String? = if case .user(let user) = claim { user } else { nil }
-        if let claimed, shared.isLocked(principal: claimed, source: source) {
-            helperConversations.removeValue(forKey: scheme)?.finish()
-            return answer(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: scheme.wireName)))
+            return answer(outcome)
+        case .proceed(let name):
+            claimed = name
         }
         let first = helperConversations[scheme] == nil
         guard let talk = helperConversations[scheme] ?? pool.begin() else {
@@ -280,6 +283,31 @@ final class ConnectionAuthenticator: @unchecked Sendable {
                 helperConversations.removeValue(forKey: scheme)?.finish()
                 answer(outcome)
             }
+        }
+    }
+
+    private enum ClaimCheck {
+        /// Go on; failures count against this name too (nil: the source only).
+        case proceed(claimed: String?)
+        case refuse(ProxyAuthOutcome)
+    }
+
+    /// An NTLM AUTHENTICATE names the account, as Basic does, whether it comes bare or inside
+    /// a Negotiate token (SPNEGO): the lockout check runs before the helper or GSS-API sees
+    /// it, and failures count (and are audited) against that name. One this relay cannot
+    /// parse is refused rather than passed on, or a guess in it would go uncounted.
+    private func checkClaim(in token: [UInt8], scheme: AuthConfig.Scheme) -> ClaimCheck {
+        let found = scheme == .ntlm ? NTLMAuthenticateMessage.claim(in: token)
+            : NTLMAuthenticateMessage.claim(inNegotiateToken: token)
+        switch found {
+        case .notAuthenticate, .user(nil):
+            return .proceed(claimed: nil)
+        case .malformed:
+            shared.recordFailure(principal: nil, source: source)
+            return .refuse(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
+        case .user(let user?):
+            guard shared.isLocked(principal: user, source: source) else { return .proceed(claimed: user) }
+            return .refuse(.refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: user, scheme: scheme.wireName)))
         }
     }
 
@@ -316,21 +344,23 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
     }
 
-    private static func negotiateOutcome(_ step: GSSAcceptResult, shared: ProxyAuthenticator, source: String) -> ProxyAuthOutcome {
+    private static func negotiateOutcome(_ step: GSSAcceptResult, claimed: String?, shared: ProxyAuthenticator,
+                                         source: String) -> ProxyAuthOutcome {
         switch step {
         case .continueNeeded(let token):
             return .refused(ProxyAuthRefusal(reason: .authContinue, scheme: "Negotiate",
                                              challenges: ["Negotiate " + AuthCrypto.base64Encode(token)]))
         case .complete(let principal, let token):
             shared.recordSuccess(principal: principal, source: source)
+            if let claimed, claimed != principal { shared.recordSuccess(principal: claimed, source: source) }
             let mutual = token.flatMap { $0.isEmpty ? nil : "Negotiate " + AuthCrypto.base64Encode($0) }
             return .granted(AuthPrincipal(name: principal, scheme: "Negotiate"), scope: .connection, mutualAuth: mutual)
         case .failed(let error):
-            shared.recordFailure(principal: nil, source: source)
+            shared.recordFailure(principal: claimed, source: source)
             // The audit reason reads `gss-error: <major>: <minor>` (GSS's words, never a token).
             let detail = error.code == GSSError.Code.gss ? error.message : error.description
-            return .refused(ProxyAuthRefusal(reason: .gssError, detail: detail, scheme: "Negotiate",
-                                             challenges: shared.challenges()))
+            return .refused(ProxyAuthRefusal(reason: .gssError, detail: detail, claimedPrincipal: claimed,
+                                             scheme: "Negotiate", challenges: shared.challenges()))
         }
     }
 

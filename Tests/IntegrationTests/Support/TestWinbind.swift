@@ -30,12 +30,40 @@ final class TestWinbind {
     let wrapperEnvironment: [String: String]
     private var winbindd: TestDaemon?
 
-    /// `auth-helper ntlm` argv: ntlm_auth under nss_wrapper through env(1), so only the
-    /// helper is wrapped, never the relay.
-    var helperCommand: [String] {
+    /// An `auth-helper` argv: ntlm_auth under nss_wrapper through env(1), so only the
+    /// helper is wrapped, never the relay. `squid-2.5-ntlmssp` speaks bare NTLM (`auth-helper
+    /// ntlm`), `gss-spnego` NTLM inside SPNEGO (`auth-helper negotiate`).
+    func helperCommand(protocol: String = "squid-2.5-ntlmssp") -> [String] {
         ["/usr/bin/env"] + wrapperEnvironment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             + [Subprocess.find("ntlm_auth") ?? "ntlm_auth", "--configfile=" + configPath,
-               "--helper-protocol=squid-2.5-ntlmssp"]
+               "--helper-protocol=" + `protocol`]
+    }
+
+    /// Samba's own SPNEGO client (`ntlm_auth --helper-protocol=gss-spnego-client`) for one
+    /// account: `first` is its opening token; `answer` its reply to a server token. Its
+    /// NTLM NEGOTIATE is the same on every run, so a fresh run fed the opening again and
+    /// then the server's token answers as the first run would have.
+    struct SPNEGOClient {
+        let arguments: [String]
+
+        func first() throws -> String { try run("YR\n").first ?? "" }
+
+        func answer(_ serverToken: String) throws -> String { try run("YR\nTT \(serverToken)\n").dropFirst().first ?? "" }
+
+        /// Each reply's token (`YR <b64>`, `KK <b64>`), in order.
+        private func run(_ input: String) throws -> [String] {
+            let result = try Subprocess.run(try TestWinbind.tool("ntlm_auth"), arguments, input: .bytes(Array(input.utf8)), timeout: 20)
+            let lines = result.stdoutText.split(separator: "\n").map(String.init)
+            guard result.status == 0, lines.allSatisfy({ $0.hasPrefix("YR ") || $0.hasPrefix("KK ") }) else {
+                throw HarnessError("ntlm_auth gss-spnego-client exited \(result.status): \(result.stdoutText) \(result.stderr)")
+            }
+            return lines.map { String($0.dropFirst(3)) }
+        }
+    }
+
+    func spnegoClient(user: String, password: String) -> SPNEGOClient {
+        SPNEGOClient(arguments: ["--configfile=" + configPath, "--helper-protocol=gss-spnego-client",
+                                 "--username=" + user, "--password=" + password, "--domain=" + Self.domain])
     }
 
     /// Why this machine cannot run the fixture, or nil when it can.
@@ -161,7 +189,7 @@ final class TestWinbind {
         throw HarnessError("winbindd did not answer wbinfo -p within 10 s:\n\(logs)")
     }
 
-    private static func tool(_ name: String) throws -> String {
+    static func tool(_ name: String) throws -> String {
         guard let path = Subprocess.find(name) else { throw HarnessError("\(name) is not installed") }
         return path
     }
