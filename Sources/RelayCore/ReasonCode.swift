@@ -48,6 +48,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     /// GSS-API refused a Negotiate token; the audit row adds GSS's own words.
     case gssError = "gss-error"
     case lockedOut = "locked-out"
+    /// More password checks running for this source (or this account from it) than it has
+    /// failures left before a lockout: the next one waits until some finish.
+    case tooManyAttempts = "too-many-attempts"
     /// The credential source (a helper, the user store) is broken or saturated.
     case authUnavailable = "auth-unavailable"
 
@@ -69,6 +72,16 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case clientReset = "client-reset"
     case shutdown = "shutdown"
     case internalError = "internal-error"
+
+    /// What a refusal's body tells the client: the code itself, except that a wrong password
+    /// and an unknown account both read `auth-failed`, so that a 407 cannot be used to find
+    /// out which accounts exist (the audit row keeps them apart).
+    public var clientText: String {
+        switch self {
+        case .badPassword, .unknownUser: return "auth-failed"
+        default: return rawValue
+        }
+    }
 
     /// The HTTP status a refusal with this reason is answered with, or nil when the
     /// reason never produces a response (normal closes, timeouts after the head).

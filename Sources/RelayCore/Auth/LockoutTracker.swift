@@ -58,6 +58,9 @@ public struct LockoutTracker: Sendable {
     /// Principal/source pairs with failures a success would clear; zero lets a caller skip
     /// `recordSuccess` altogether.
     public var failingPairs: Int { pairs.count }
+    /// Slow checks running now (see `beginCheck`), per source and per principal/source pair.
+    private var sourcesChecking: [String: Int] = [:]
+    private var pairsChecking: [Pair: Int] = [:]
 
     public init(policy: Policy, capacity: Int = 100_000) {
         self.policy = policy
@@ -86,6 +89,32 @@ public struct LockoutTracker: Sendable {
         }
         if locked { latestLockedUntil = max(latestLockedUntil, now + policy.duration) }
         return locked
+    }
+
+    /// Whether a slow check (a password KDF, a helper's answer) of `principal`'s credentials
+    /// from `source` may start now; when true the caller must call `endCheck` once it is
+    /// over. A lockout counts failures only as checks finish, so without this a burst of
+    /// guesses sent before the first one failed would all be checked: thousands per lockout
+    /// instead of `sourceFailures`. A source may have as many checks running as it has
+    /// failures left; one principal from one source at most `principalFailures` at a time.
+    public mutating func beginCheck(principal: String, source: String, now: UInt64) -> Bool {
+        let pair = Pair(principal: Self.fold(principal), source: source)
+        let cutoff = now >= policy.window ? now - policy.window : 0
+        let recentFailures = sources[source]?.failures.count(where: { $0 >= cutoff }) ?? 0
+        guard recentFailures + sourcesChecking[source, default: 0] < policy.sourceFailures,
+              pairsChecking[pair, default: 0] < policy.principalFailures
+        else { return false }
+        sourcesChecking[source, default: 0] += 1
+        pairsChecking[pair, default: 0] += 1
+        return true
+    }
+
+    /// Ends a check `beginCheck` allowed. Record its failure first, so that no moment
+    /// counts it neither as running nor as failed.
+    public mutating func endCheck(principal: String, source: String) {
+        let pair = Pair(principal: Self.fold(principal), source: source)
+        if let count = sourcesChecking[source] { sourcesChecking[source] = count > 1 ? count - 1 : nil }
+        if let count = pairsChecking[pair] { pairsChecking[pair] = count > 1 ? count - 1 : nil }
     }
 
     /// A success clears this source's failures for this principal (not the source's count

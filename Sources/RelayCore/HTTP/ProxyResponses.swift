@@ -51,7 +51,7 @@ extension ProxyResponses {
     /// refusal status without them). Kept alive only when `keepAlive`: the multi-message
     /// schemes (NTLM, Negotiate) authenticate the connection the handshake runs on.
     public static func authRefusal(_ reason: ReasonCode, status: Int, challenges: [String], keepAlive: Bool) -> [UInt8] {
-        let body = reason.rawValue + "\n"
+        let body = reason.clientText + "\n"
         var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
         for challenge in challenges {
             head += "Proxy-Authenticate: \(challenge)\r\n"

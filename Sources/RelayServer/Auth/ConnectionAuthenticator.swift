@@ -75,8 +75,12 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             answer(Self.settle(shared, failure, user: user, scheme: .basic, source: source, scope: .sameCredentials))
         }
         if let helper = shared.helpers.basic {
-            return helper.basic(user: user, password: credentials.password) { verdict in
-                finish(Self.reason(for: verdict))
+            guard shared.beginCheck(principal: user, source: source) else { return finish(.tooManyAttempts) }
+            return helper.basic(user: user, password: credentials.password) { [shared, source] verdict in
+                let outcome = Self.settle(shared, Self.reason(for: verdict), user: user, scheme: .basic, source: source,
+                                          scope: .sameCredentials)
+                shared.endCheck(principal: user, source: source)
+                answer(outcome)
             }
         }
         guard let store = shared.store else { return finish(.unknownUser) }
@@ -100,10 +104,18 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
         // One KDF for a burst of connections with the same credentials.
         guard shared.basicChecks.join(token, finish) else { return }
-        let submitted = shared.workers.submit { [shared] in
-            shared.basicChecks.finish(token, Self.prove(token, user: user, password: password, store: store, shared: shared))
+        guard shared.beginCheck(principal: user, source: source) else {
+            return shared.basicChecks.finish(token, .tooManyAttempts)
         }
-        if !submitted { shared.basicChecks.finish(token, .authUnavailable) }
+        let submitted = shared.workers.submit { [shared, source] in
+            let failure = Self.prove(token, user: user, password: password, store: store, shared: shared)
+            shared.basicChecks.finish(token, failure)
+            shared.endCheck(principal: user, source: source)
+        }
+        if !submitted {
+            shared.basicChecks.finish(token, .authUnavailable)
+            shared.endCheck(principal: user, source: source)
+        }
     }
 
     /// Runs the slow password check (on a worker) and remembers a success under the store
@@ -140,19 +152,25 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             return answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
                                             shared: shared, source: source))
         }
-        helper.digestHA1(user: credentials.username, realm: digest.configuration.realm) { [shared, source] reply in
-            switch reply {
+        let user = credentials.username
+        guard shared.beginCheck(principal: user, source: source) else {
+            return answer(.refused(ProxyAuthRefusal(reason: .tooManyAttempts, claimedPrincipal: user, scheme: "Digest")))
+        }
+        helper.digestHA1(user: user, realm: digest.configuration.realm) { [shared, source] reply in
+            let outcome = switch reply {
             case .ha1(let ha1):
-                answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: ha1,
-                                         shared: shared, source: source))
+                Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: ha1,
+                                  shared: shared, source: source)
             case .err:
-                answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
-                                         shared: shared, source: source))
+                Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
+                                  shared: shared, source: source)
             case .helperBroken, .overloaded:
-                answer(Self.settle(shared, .authUnavailable, user: claimed, scheme: .digest, source: source, scope: .request))
+                Self.settle(shared, .authUnavailable, user: claimed, scheme: .digest, source: source, scope: .request)
             case .invalidInput:
-                answer(Self.settle(shared, .badCredentials, user: claimed, scheme: .digest, source: source, scope: .request))
+                Self.settle(shared, .badCredentials, user: claimed, scheme: .digest, source: source, scope: .request)
             }
+            shared.endCheck(principal: user, source: source)
+            answer(outcome)
         }
     }
 
@@ -321,7 +339,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             shared.recordSuccess(principal: name, source: source)
             return .granted(AuthPrincipal(name: name, scheme: scheme.wireName), scope: scope)
         }
-        if failure != .authUnavailable && failure != .internalError {
+        if ![.authUnavailable, .internalError, .tooManyAttempts].contains(failure) {
             shared.recordFailure(principal: user, source: source)
         }
         let challenges = failure.refusalStatus == 407 ? shared.challenges() : []

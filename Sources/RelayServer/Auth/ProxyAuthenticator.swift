@@ -88,6 +88,16 @@ final class ProxyAuthenticator: Sendable {
         }
     }
 
+    /// See `LockoutTracker.beginCheck`.
+    func beginCheck(principal: String, source: String) -> Bool {
+        let now = Self.unixTime()
+        return lockout.withLock { $0.beginCheck(principal: principal, source: source, now: now) }
+    }
+
+    func endCheck(principal: String, source: String) {
+        lockout.withLock { $0.endCheck(principal: principal, source: source) }
+    }
+
     func recordSuccess(principal: String, source: String) {
         guard failingPairs.load(ordering: .acquiring) > 0 else { return }
         lockout.withLock {

@@ -16,6 +16,28 @@ import Testing
     /// NTLM finds `alice` under any spelling of her name (Windows' uppercasing, so also
     /// `alıce` with a dotless i); the count must too, or each spelling would be a fresh
     /// allowance of guesses.
+    /// Checks still running count against the allowance: a source never has more of them
+    /// than failures left, one account from one source never more than its limit.
+    @Test func runningChecksSpendTheAllowance() {
+        var tracker = LockoutTracker(policy: Self.policy)
+        func begin(_ principal: String, _ source: String, _ now: UInt64) -> Bool {
+            tracker.beginCheck(principal: principal, source: source, now: now)
+        }
+        for i in 0..<3 { #expect(begin("alice", "10.0.0.66", 100), "check \(i)") }
+        #expect(!begin("ALICE", "10.0.0.66", 100), "three running for alice from there")
+        #expect(begin("alice", "10.0.0.7", 100), "another source has its own")
+        #expect(begin("bob", "10.0.0.66", 100))
+        tracker.recordFailure(principal: "carol", source: "10.0.0.66", now: 100)
+        #expect(!begin("dave", "10.0.0.66", 100), "4 running + 1 failure = the source's 5")
+        tracker.endCheck(principal: "bob", source: "10.0.0.66")
+        #expect(begin("dave", "10.0.0.66", 100), "a finished check frees its place")
+        #expect(!begin("erin", "10.0.0.66", 100))
+        #expect(begin("erin", "10.0.0.66", 100 + 61), "the failure left the window")
+        for name in ["alice", "alice", "alice", "dave", "erin"] { tracker.endCheck(principal: name, source: "10.0.0.66") }
+        tracker.endCheck(principal: "alice", source: "10.0.0.7")
+        for i in 0..<3 { #expect(begin("alice", "10.0.0.66", 200), "check \(i) after all ended") }
+    }
+
     @Test func spellingsOfOneNameShareOneCount() {
         var tracker = LockoutTracker(policy: Self.policy)
         for (i, name) in ["Alice", "ALICE", "al\u{131}ce"].enumerated() {

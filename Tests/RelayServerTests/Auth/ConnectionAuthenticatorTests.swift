@@ -127,6 +127,34 @@ import Testing
         }
     }
 
+    /// Guesses sent all at once, each on its own connection, before any check has failed:
+    /// only as many are checked as the account has failures left from that source; the
+    /// rest are refused at once, uncounted, and the account is locked after those fail.
+    @Test func aBurstOfDistinctGuessesIsCheckedOnlyUpToTheLockout() throws {
+        let store = CountingStore()
+        store.hold.store(true, ordering: .relaxed)
+        let shared = try Self.authenticator(store)
+        let outcomes = Mutex<[ProxyAuthOutcome]>([])
+        let done = DispatchGroup()
+        for guess in 0..<12 {
+            done.enter()
+            let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:\(guess)")
+            connection.authenticate(Self.basic("alice", "guess\(guess)")) { outcome in
+                outcomes.withLock { $0.append(outcome) }
+                done.leave()
+            }
+        }
+        #expect(eventually { outcomes.withLock { $0.count } == 9 }, "nine refused while three checks run")
+        #expect(outcomes.withLock { $0 }.allSatisfy { Self.reason($0) == .tooManyAttempts })
+        store.hold.store(false, ordering: .relaxed)
+        for _ in 0..<3 { store.release.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(store.verifications.load(ordering: .relaxed) == 3)
+        #expect(outcomes.withLock { $0 }.filter { Self.reason($0) == .badPassword }.count == 3)
+        let late = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:99")
+        #expect(Self.reason(Self.run(late, Self.basic("alice", "wonderland"))) == .lockedOut)
+    }
+
     @Test func aProvenBasicLoginSkipsTheKDFOnTheNextConnectionUntilTheStoreChanges() throws {
         let store = CountingStore()
         let shared = try Self.authenticator(store)
