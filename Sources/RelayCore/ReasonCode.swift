@@ -103,7 +103,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
              .unsupportedAuth, .gssError:
             return 407
         case .badCredentials: return 400
-        case .lockedOut: return 429
+        case .lockedOut, .tooManyAttempts: return 429
         case .authUnavailable: return 503
         case .resolveFailed, .upstreamRefused, .upstreamUnreachable, .badUpstreamResponse: return 502
         case .upstreamTimeout: return 504

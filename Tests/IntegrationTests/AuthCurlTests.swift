@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import RelayCore
 import Testing
 
 extension IntegrationSuite {
@@ -139,6 +140,35 @@ extension IntegrationSuite {
             let (own, _) = try Self.fetch(relay, origin: origin, flag: "--proxy-basic", tunnel: false,
                                           user: AuthFixtures.user, password: AuthFixtures.password)
             #expect(own.stdoutText.hasSuffix("200"), "alice from her own address is not locked out")
+        }
+
+        @Test("dynrelay users passwd ends the login of a kept-alive connection that already proved the old password")
+        func passwordChangeReachesKeptAliveConnections() throws {
+            let origin = try HTTPOrigin()
+            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(origin.port)"])
+            defer { relay.stop() }
+            let socket = try TestSocket.connect(port: relay.proxyPort)
+            defer { socket.close() }
+            let credentials = AuthCrypto.base64Encode(Array("\(AuthFixtures.user):\(AuthFixtures.password)".utf8))
+            let request = "GET http://127.0.0.1:\(origin.port)/bytes/10 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + "Proxy-Authorization: Basic \(credentials)\r\n\r\n"
+            try socket.write(request)
+            #expect(try ProxyClient.readResponse(socket).status == 200)
+            let changed = try RelayBinary.run(["users", "passwd", AuthFixtures.user, "--password-stdin", "--config", relay.configPath],
+                                              input: .bytes(Array("another-pw\n".utf8)))
+            #expect(changed.status == 0, "\(changed.stderr)")
+            // The relay notices the store within its check interval (1 s); until then the old
+            // login may still pass. Afterwards the same header on the same connection is checked again.
+            var status = 200
+            let deadline = Date().addingTimeInterval(10)
+            while status == 200 && Date() < deadline {
+                usleep(200_000)
+                try socket.write(request)
+                status = try ProxyClient.readResponse(socket).status
+            }
+            #expect(status == 407)
+            #expect(relay.audit.waitForEvents(where: "event = 'refused' AND reason = 'bad-password' AND principal = ?",
+                                              [AuthFixtures.user]).count == 1, "audit:\n\(relay.audit.dump())")
         }
     }
 }

@@ -82,10 +82,16 @@ public struct ProxySession {
     }
 
     /// An upstream connection kept open between requests of this client connection only.
+    /// A kept-alive upstream connection, with what a later request must match to reuse it.
     private struct UpstreamLink {
         var host: Host
         var port: UInt16
         var resolved: String
+        /// The address connected to, checked again on reuse: a reload may deny it since.
+        var address: IPAddress?
+        /// Whom it was opened for: an origin may have authenticated the connection itself
+        /// (NTLM to IIS), so another principal on this client connection gets a fresh one.
+        var principal: AuthPrincipal?
     }
 
     private enum State {
@@ -137,6 +143,20 @@ public struct ProxySession {
     /// A reload that turns proxy authentication on or off for requests decided from now on.
     public mutating func useAuth(required: Bool) {
         settings.requiresAuth = required
+    }
+
+    /// Whether later requests may pass on what this connection already proved (a Basic
+    /// header verified here, an NTLM or Negotiate principal).
+    public var remembersAuthentication: Bool {
+        connectionPrincipal != nil || verifiedCredentials != nil
+    }
+
+    /// Makes the next request prove itself again: the driver calls this when what a proof
+    /// was checked against changed (the user store, the auth configuration), so a deleted
+    /// user or a changed password does not live on in kept-alive connections.
+    public mutating func forgetAuthentication() {
+        connectionPrincipal = nil
+        verifiedCredentials = nil
     }
 
     // MARK: Flow control the driver reads after every call
@@ -232,7 +252,8 @@ public struct ProxySession {
                 failOpened(request, reason: reason, now: now, into: &actions)
             }
         case (.opening(let request, let candidates, let committed, false), .upstreamConnected):
-            upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "")
+            upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "",
+                                    address: candidates.first, principal: request.principal)
             if committed {
                 startRelaying(request, now: now, into: &actions)
             } else {
@@ -427,10 +448,19 @@ public struct ProxySession {
                               awaitCommit: false))
         actions.append(.sendToClient(ProxyResponses.authRefusal(refusal.reason, status: refusal.status,
                                                                 challenges: refusal.challenges, keepAlive: keepAlive)))
+        // A refused attempt ends what the connection had proved: the client offered new
+        // credentials (or began a new handshake) and they did not hold.
+        forgetAuthentication()
         guard keepAlive else { return closeAll(into: &actions) }
         state = .readingHead
         if !clientBuffer.isEmpty {
             processHead(now: now, into: &actions)
+        } else if !headTimerRunning {
+            // The next attempt is due within the header timeout, not the idle one: a client
+            // that stops mid-handshake would otherwise hold its slot, and a helper process
+            // reserved for its NTLM or Negotiate handshake, for the whole idle timeout.
+            headTimerRunning = true
+            actions.append(.startHeaderTimer)
         }
     }
 
@@ -452,7 +482,9 @@ public struct ProxySession {
 
         if let link = upstream {
             // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
-            if case .forward = kind, link.host == host && link.port == port {
+            if case .forward = kind, link.host == host && link.port == port, link.principal == principal,
+               let address = link.address,
+               settings.registry.checkAll([address], port: port, allowRule: rule).refusal == nil {
                 var reused = request
                 reused.resolved = link.resolved
                 reused.onReusedLink = true

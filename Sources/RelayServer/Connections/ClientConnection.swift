@@ -31,6 +31,9 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private var authCallInProgress = false
     /// The configuration's authenticator, followed across reloads.
     private var currentAuthenticator: ProxyAuthenticator?
+    /// The user store's generation when this connection last asked for a proof: a later one
+    /// means users or passwords changed, and what the session remembers must be proved again.
+    private var credentialGeneration: UInt64?
     private var headerTimer: LoopTimer?
     private var lingerTimer: LoopTimer?
     private var clientEOF = false
@@ -82,6 +85,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 let now = monotonicNanos()
                 lastActivity = now
                 followReloads()
+                followCredentialChanges()
                 execute(session.clientBytes(UnsafeRawBufferPointer(rebasing: context.scratch[..<count]), now: now))
             case .wouldBlock:
                 return updateInterest()
@@ -122,11 +126,20 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let reloaded = context.shared.settings
         session.useRegistry(reloaded.session.registry)
         // Auth follows reloads too: a config that adds auth must not leave kept-alive
-        // connections unauthenticated. A principal already proven stays proven.
+        // connections unauthenticated, and one that changes it must not leave a principal
+        // proven under the old rules (a removed scheme, another keytab or helper).
         session.useAuth(required: reloaded.session.requiresAuth)
+        if reloaded.authenticator?.config != currentAuthenticator?.config { session.forgetAuthentication() }
         authenticator?.close()
         authenticator = nil
         currentAuthenticator = reloaded.authenticator
+    }
+
+    /// Forgets what the session remembers when the user store changed since it was proved.
+    private func followCredentialChanges() {
+        guard session.remembersAuthentication, let recorded = credentialGeneration,
+              let store = currentAuthenticator?.store, store.generation != recorded else { return }
+        session.forgetAuthentication()
     }
 
     private var wantsClient: Bool {
@@ -280,6 +293,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let auth = authenticator ?? ConnectionAuthenticator(shared: shared, loop: context.loop,
                                                             clientAddress: identity.client)
         authenticator = auth
+        credentialGeneration = shared.store?.generation
         authCallInProgress = true
         auth.authenticate(request) { [self] outcome in
             if authCallInProgress {

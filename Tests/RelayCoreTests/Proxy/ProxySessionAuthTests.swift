@@ -86,6 +86,79 @@ import Testing
         #expect(ProxySessionTests.auditEntries(second).first?.principal == "alice")
     }
 
+    /// A changed user store (or auth configuration) makes the driver call
+    /// `forgetAuthentication`: the same header is then checked again.
+    @Test func forgottenCredentialsAreCheckedAgain() throws {
+        var session = try Self.session()
+        let request = "GET http://10.9.1.1/x HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        _ = session.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2)
+        _ = session.handle(.upstreamConnected, now: 2)
+        _ = session.handle(.auditCommitted, now: 2)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        #expect(session.remembersAuthentication)
+        session.forgetAuthentication()
+        #expect(!session.remembersAuthentication)
+        let again = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        #expect(Self.authRequests(again).count == 1)
+    }
+
+    /// After a refused attempt the connection has proved nothing: an NTLM principal does not
+    /// survive a failed Basic login (or a new handshake) on its connection, and the next
+    /// attempt is due within the header timeout.
+    @Test func aRefusedAttemptForgetsTheConnectionsPrincipalAndRestartsTheHeaderTimer() throws {
+        var session = try Self.session()
+        let ntlm = AuthPrincipal(name: "bob", scheme: "NTLM")
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: NTLM dHlwZTM=\r\n\r\n"))
+        _ = session.handle(.authFinished(.granted(ntlm, scope: .connection)), now: 2)
+        _ = session.handle(.upstreamConnected, now: 2)
+        _ = session.handle(.auditCommitted, now: 2)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+        let refused = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: .badPassword, claimedPrincipal: "carol",
+                                                                             scheme: "Basic", challenges: ["Basic realm=\"r\""]))), now: 3)
+        #expect(refused.contains(.startHeaderTimer), "the retry is due within the header timeout")
+        #expect(!refused.contains(.closeClient))
+        let later = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/2 HTTP/1.1\r\n\r\n"))
+        #expect(Self.authRequests(later).count == 1, "bob's NTLM login did not survive the failed attempt")
+    }
+
+    /// The 407 body does not tell a wrong password from an unknown account; the audit does.
+    @Test func wrongPasswordAndUnknownUserLookAlikeOnTheWire() throws {
+        var bodies: [String] = []
+        for reason in [ReasonCode.badPassword, .unknownUser] {
+            var session = try Self.session()
+            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+            let actions = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: reason, claimedPrincipal: "x", scheme: "Basic",
+                                                                                 challenges: ["Basic realm=\"r\""]))), now: 2)
+            bodies.append(try #require(ProxySessionTests.refusalBody(actions)))
+            #expect(ProxySessionTests.auditEntries(actions).first?.reason == reason)
+        }
+        #expect(bodies[0] == bodies[1])
+        #expect(bodies[0].hasSuffix("\r\n\r\nauth-failed\n"))
+    }
+
+    /// A kept-alive upstream connection is not handed to another principal: the origin may
+    /// have tied it to the first one (NTLM to IIS authenticates the connection).
+    @Test func anotherPrincipalGetsItsOwnUpstreamConnection() throws {
+        var session = try Self.session()
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+        _ = session.handle(.authFinished(.granted(Self.alice, scope: .request)), now: 2)
+        _ = session.handle(.upstreamConnected, now: 2)
+        _ = session.handle(.auditCommitted, now: 2)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
+        let bob = session.handle(.authFinished(.granted(AuthPrincipal(name: "bob", scheme: "Basic"), scope: .request)), now: 3)
+        #expect(bob.contains(.closeUpstream))
+        #expect(bob.contains { if case .connect = $0 { return true } else { return false } })
+        _ = session.handle(.upstreamConnected, now: 3)
+        _ = session.handle(.auditCommitted, now: 3)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
+        let bobAgain = session.handle(.authFinished(.granted(AuthPrincipal(name: "bob", scheme: "Basic"), scope: .request)), now: 4)
+        #expect(!bobAgain.contains { if case .connect = $0 { return true } else { return false } }, "bob's own link is reused")
+    }
+
     @Test func digestStyleRequestScopeIsVerifiedEveryTime() throws {
         var session = try Self.session()
         let request = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Digest x=1\r\n\r\n"

@@ -405,6 +405,33 @@ import Testing
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 403") == true)
     }
 
+    /// A name's address is checked when it is resolved; a kept-alive link to it must be
+    /// checked again after a reload, or a new `deny` of that address would not apply to
+    /// the requests of connections that stay busy.
+    @Test func aReusedLinkIsCheckedAgainstTheReloadedRules() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("GET http://app.corp.example/one HTTP/1.1\r\n\r\n"))
+        _ = session.handle(.resolved([.v4(IPv4Address(10, 20, 0, 5))]), now: 2)
+        _ = session.handle(.upstreamConnected, now: 2)
+        _ = session.handle(.auditCommitted, now: 3)
+        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        let same = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver app.corp.example:80\n", file: "same.conf") { _, _ in [] }
+        session.useRegistry(same.registry)
+        let reused = Self.feed(&session, Self.bytes("GET http://app.corp.example/two HTTP/1.1\r\n\r\n"))
+        #expect(Self.auditEntries(reused).map(\.event) == [.requestOpen], "rules that still allow the address reuse the link")
+        _ = session.handle(.auditCommitted, now: 4)
+        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+        let denying = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver app.corp.example:80\ndeny 10.20.0.5\n",
+                                             file: "new.conf") { _, _ in [] }
+        session.useRegistry(denying.registry)
+        let third = Self.feed(&session, Self.bytes("GET http://app.corp.example/three HTTP/1.1\r\n\r\n"))
+        #expect(third.contains(.closeUpstream), "the link to a now-denied address is dropped")
+        #expect(third.contains { if case .resolve = $0 { return true } else { return false } })
+        let refused = session.handle(.resolved([.v4(IPv4Address(10, 20, 0, 5))]), now: 5)
+        #expect(Self.auditEntries(refused).first?.reason == .denied)
+    }
+
     @Test func anHTTP10ClientGetsAChunkedAnswerDechunkedAtEverySplit() throws {
         let response = Self.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                                   + "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
