@@ -90,14 +90,24 @@ extension NTLMAuthenticateMessage {
     }
 
     /// Reads the claim of a Negotiate token: NTLM reaches a Negotiate acceptor bare (some
-    /// clients fall back to it that way) or as SPNEGO's mechanism token. A Kerberos token,
-    /// or SPNEGO this reader does not follow, names nobody.
+    /// clients fall back to it that way) or as SPNEGO's mechanism token. A Kerberos token
+    /// names nobody. A token that carries the NTLM signature somewhere this reader cannot
+    /// follow (SPNEGO that is not strict DER) is `malformed`: a laxer parser behind us
+    /// might still check the response inside, and the guess would count against nobody.
     public static func claim(inNegotiateToken token: [UInt8]) -> Claim {
         if token.starts(with: NTLMWire.signature) { return claim(in: token) }
-        guard let inner = SPNEGOToken.mechanismToken(in: token), inner.starts(with: NTLMWire.signature) else {
-            return .notAuthenticate
+        if let inner = SPNEGOToken.mechanismToken(in: token), inner.starts(with: NTLMWire.signature) {
+            return claim(in: Array(inner))
         }
-        return claim(in: Array(inner))
+        return containsSignature(token) ? .malformed : .notAuthenticate
+    }
+
+    private static func containsSignature(_ token: [UInt8]) -> Bool {
+        let signature = NTLMWire.signature
+        guard token.count >= signature.count else { return false }
+        return (0...(token.count - signature.count)).contains { start in
+            token[start] == signature[0] && token[start..<(start + signature.count)].elementsEqual(signature)
+        }
     }
 }
 

@@ -114,7 +114,10 @@ import Testing
         hostile["five length bytes"] = [0xA1, 0x85, 0, 0, 0, UInt8(large.count >> 8), UInt8(large.count & 0xFF)] + large
         for (name, token) in hostile {
             #expect(SPNEGOToken.mechanismToken(in: token) == nil, "\(name)")
-            #expect(NTLMAuthenticateMessage.claim(inNegotiateToken: token) == .notAuthenticate, "\(name)")
+            // Each still carries an NTLM message this reader cannot reach: refused, not passed on.
+            let carriesNTLM = !name.hasPrefix("needless") && name != "empty"
+            #expect(NTLMAuthenticateMessage.claim(inNegotiateToken: token) == (carriesNTLM ? .malformed : .notAuthenticate),
+                    "\(name)")
         }
     }
 
