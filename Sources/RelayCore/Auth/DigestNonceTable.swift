@@ -1,8 +1,13 @@
 import Synchronization
 
 /// The Digest nonces this relay issued and still honours: for each, when it was issued, the
-/// highest nonce-count (`nc`) accepted with it, so a captured request cannot be replayed,
-/// and the HA1 a client proved with it.
+/// nonce-counts (`nc`) accepted with it, so a captured request cannot be replayed, and the
+/// HA1 a client proved with it.
+///
+/// Counts need not arrive in order: a client that shares one nonce across parallel
+/// connections sends `nc=5` on one while `nc=4` is still on its way on another. Each count
+/// is accepted once if it is the highest so far or one of the `countWindow` below it not
+/// yet seen (a bitmap, as IPsec's anti-replay window); anything else is a replay.
 ///
 /// A nonce is 48 random bytes in base64 and means something only while it is in this table,
 /// so checking one is a lookup of its exact text. (The signed nonces this replaced had to be
@@ -75,11 +80,14 @@ public final class DigestNonceTable: Sendable {
         case stale
     }
 
+    /// How far below the highest count a count not seen yet is still accepted.
+    public static let countWindow: UInt32 = 64
+
     /// What recording a nonce-count found.
     public enum Outcome: Sendable, Equatable {
-        /// The count is higher than any before for this nonce, and is now the highest.
+        /// The count was not seen before for this nonce (and is not too old to tell).
         case accepted
-        /// The count is not higher than one already accepted: a replay.
+        /// The count was accepted before, or lies below the window: a replay.
         case replayed
         /// The nonce is not (or no longer) here, or expired.
         case stale
@@ -91,7 +99,27 @@ public final class DigestNonceTable: Sendable {
     private struct Entry {
         let issuedAt: UInt64
         var highestCount: UInt32 = 0
+        /// Bit i set: count `highestCount - 1 - i` was accepted.
+        var seenBelow: UInt64 = 0
         var proof: Proof?
+
+        /// Accepts `count` once; false for a replay.
+        mutating func accept(_ count: UInt32) -> Bool {
+            if count > highestCount {
+                let shift = count - highestCount
+                // The old highest becomes bit shift-1; counts that slide out are forgotten.
+                // (Smart shifts: shifting by 64 or more gives 0.)
+                seenBelow = shift > 64 ? 0 : (seenBelow << UInt64(shift)) | (1 << UInt64(shift - 1))
+                highestCount = count
+                return true
+            }
+            let distance = highestCount - count
+            guard distance >= 1, distance <= DigestNonceTable.countWindow else { return false }
+            let bit: UInt64 = 1 << UInt64(distance - 1)
+            guard seenBelow & bit == 0 else { return false }
+            seenBelow |= bit
+            return true
+        }
     }
 
     private struct State {
@@ -154,8 +182,8 @@ public final class DigestNonceTable: Sendable {
         }
     }
 
-    /// Accepts `count` for `key` only if it is higher than every count accepted before, and
-    /// then keeps `proof` (when given) for the nonce's next requests.
+    /// Accepts `count` for `key` only if it was never accepted before (see the type's note on
+    /// order), and then keeps `proof` (when given) for the nonce's next requests.
     public func record(_ key: Key, count: UInt32, now: UInt64, proof: Proof? = nil) -> Outcome {
         state.withLock { state in
             sweep(&state, now: now)
@@ -164,8 +192,7 @@ public final class DigestNonceTable: Sendable {
             guard let index = state.entries.index(forKey: key),
                   !isExpired(issuedAt: state.entries.values[index].issuedAt, now: now)
             else { return .stale }
-            guard count > state.entries.values[index].highestCount else { return .replayed }
-            state.entries.values[index].highestCount = count
+            guard state.entries.values[index].accept(count) else { return .replayed }
             if let proof {
                 Self.zero(&state.entries.values[index].proof)
                 state.entries.values[index].proof = proof
