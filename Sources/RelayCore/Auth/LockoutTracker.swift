@@ -85,7 +85,11 @@ public struct LockoutTracker: Sendable {
             pairs[Pair(principal: principal, source: source), default: 0] += 1
             locked = Self.bump(&principals, key: principal, limit: policy.principalFailures, now: now, policy: policy,
                                capacity: capacity) || locked
-            if pairs.count > capacity { pairs.removeAll(keepingCapacity: true) }
+            if pairs.count > capacity {
+                // A pair is what applies a principal's lock to a source: keep those of locks.
+                pairs = pairs.filter { (principals[$0.key.principal]?.lockedUntil ?? 0) > now }
+                if pairs.count > capacity { pairs.removeAll(keepingCapacity: true) }
+            }
         }
         if locked { latestLockedUntil = max(latestLockedUntil, now + policy.duration) }
         return locked
@@ -143,9 +147,17 @@ public struct LockoutTracker: Sendable {
         return locked
     }
 
+    /// Drops what no longer counts; if a flood of fresh names still overfills the table,
+    /// drops the counts that locked nothing, keeping the locks (what protects accounts), and
+    /// if even those overflow, the longest-running half of them (half, so that the sort is
+    /// paid once per `capacity / 2` new entries, not once per failure).
     private static func evictStale(_ table: inout [String: Counter], now: UInt64, policy: Policy, capacity: Int) {
         let cutoff = now >= policy.window ? now - policy.window : 0
         table = table.filter { $0.value.lockedUntil > now || ($0.value.failures.last ?? 0) >= cutoff }
-        if table.count > capacity { table.removeAll(keepingCapacity: true) }
+        guard table.count > capacity else { return }
+        table = table.filter { $0.value.lockedUntil > now }
+        guard table.count > capacity else { return }
+        table = Dictionary(uniqueKeysWithValues: table.sorted { $0.value.lockedUntil > $1.value.lockedUntil }.prefix(capacity / 2)
+            .map { ($0.key, $0.value) })
     }
 }

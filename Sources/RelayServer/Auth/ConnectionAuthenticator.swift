@@ -22,7 +22,7 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     init(shared: ProxyAuthenticator, loop: EventLoop, clientAddress: String) {
         self.shared = shared
         self.loop = loop
-        self.source = Self.host(of: clientAddress)
+        self.source = Self.lockoutSource(of: clientAddress)
     }
 
     /// Releases what a connection-bound handshake holds (a reserved helper process).
@@ -415,6 +415,16 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             try? AuthCrypto.base64Decode($0, maxDecodedCount: GSSAcceptContext.maximumTokenSize)
         }), !token.isEmpty else { return nil }
         return token
+    }
+
+    /// What lockouts count failures against for a client at `address`: its IPv4 address,
+    /// or its IPv6 /64 (`2001:db8:1:2::/64`). One host commonly holds a whole /64, and
+    /// counting single IPv6 addresses would give it a fresh allowance of guesses per address.
+    static func lockoutSource(of address: String) -> String {
+        let host = host(of: address)
+        guard host.utf8.contains(UInt8(ascii: ":")), let v6 = IPv6Address(text: host) else { return host }
+        if let v4 = v6.mappedIPv4 { return v4.description }
+        return IPv6Address(high: v6.high, low: 0).description + "/64"
     }
 
     /// `1.2.3.4:5678` → `1.2.3.4`; `[::1]:5678` → `::1`.

@@ -104,4 +104,16 @@ import Testing
         for _ in 0..<3 { tracker.recordFailure(principal: "target", source: "x", now: 100) }
         #expect(tracker.isLocked(principal: "target", source: "x", now: 101))
     }
+
+    /// A flood of made-up names that overfills the tables must not wipe the locks already
+    /// set: that would hand a locked-out guesser a fresh allowance.
+    @Test func aFloodKeepsTheLocks() {
+        var tracker = LockoutTracker(policy: .init(principalFailures: 3, sourceFailures: 5, window: 60, duration: 600),
+                                     capacity: 1000)
+        for _ in 0..<3 { tracker.recordFailure(principal: "alice", source: "10.0.0.66", now: 100) }
+        for _ in 0..<5 { tracker.recordFailure(principal: nil, source: "10.0.0.77", now: 100) }
+        for i in 0..<5_000 { tracker.recordFailure(principal: "n\(i)", source: "s\(i)", now: 101) }
+        #expect(tracker.isLocked(principal: "alice", source: "10.0.0.66", now: 102))
+        #expect(tracker.isLocked(principal: nil, source: "10.0.0.77", now: 102))
+    }
 }

@@ -86,6 +86,25 @@ import Testing
         #expect(ConnectionAuthenticator.host(of: "[:5") == "[")
     }
 
+    /// An IPv6 client is counted by its /64, so the addresses of one host share one allowance.
+    @Test func anIPv6SourceIsItsSlash64() throws {
+        #expect(ConnectionAuthenticator.lockoutSource(of: "10.0.0.1:5") == "10.0.0.1")
+        #expect(ConnectionAuthenticator.lockoutSource(of: "[2001:db8:1:2:aaaa::1]:5") == "2001:db8:1:2::/64")
+        #expect(ConnectionAuthenticator.lockoutSource(of: "[2001:db8:1:2::ffff]:9") == "2001:db8:1:2::/64")
+        #expect(ConnectionAuthenticator.lockoutSource(of: "[2001:db8:1:3::1]:9") == "2001:db8:1:3::/64")
+        #expect(ConnectionAuthenticator.lockoutSource(of: "[::ffff:10.1.2.3]:5") == "10.1.2.3")
+        #expect(ConnectionAuthenticator.lockoutSource(of: "[::1]:5") == "::/64")
+        let shared = try Self.authenticator(CountingStore())
+        for index in 0..<3 {
+            let guesser = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0],
+                                                  clientAddress: "[2001:db8:1:2::\(index + 1)]:4000")
+            #expect(Self.reason(Self.run(guesser, Self.basic("alice", "guess"))) == .badPassword)
+        }
+        let sibling = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "[2001:db8:1:2::99]:4000")
+        #expect(Self.reason(Self.run(sibling, Self.basic("alice", "wonderland"))) == .lockedOut,
+                "another address of the same /64 is the same source")
+    }
+
     @Test func noCredentialsGetEveryChallengeStrongestFirst() throws {
         let shared = try Self.authenticator(CountingStore())
         let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
