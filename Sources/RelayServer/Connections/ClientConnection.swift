@@ -75,13 +75,20 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
 
     // MARK: Socket events
 
+    /// Reads of one socket per event before yielding to the loop's other connections, as
+    /// `SplicePump` does: a fast body stream would otherwise hold the loop for as long as
+    /// both peers keep up. The socket stays readable, so (level-triggered) the event returns.
+    private static let readsPerEvent = 32
+
     private func clientReadable() {
         if lingering {
             return discardUntilEOF()
         }
-        while !finished && !closing && wantsClient {
+        var reads = 0
+        while !finished && !closing && wantsClient && reads < Self.readsPerEvent {
             switch client.read(into: context.scratch) {
             case .bytes(let count):
+                reads += 1
                 let now = monotonicNanos()
                 lastActivity = now
                 followReloads()
@@ -100,9 +107,11 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func upstreamReadable() {
-        while !finished, let socket = upstream, wantsUpstream {
+        var reads = 0
+        while !finished, let socket = upstream, wantsUpstream, reads < Self.readsPerEvent {
             switch socket.read(into: context.scratch) {
             case .bytes(let count):
+                reads += 1
                 let now = monotonicNanos()
                 lastActivity = now
                 execute(session.upstreamBytes(UnsafeRawBufferPointer(rebasing: context.scratch[..<count]), now: now))
