@@ -64,6 +64,8 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
 
     // Resources and time.
     case overloaded = "overloaded"
+    /// The principal has `max-tunnels-per-principal` tunnels open already.
+    case tunnelLimit = "tunnel-limit"
     /// The audit trail's queue is full (the disk stalls): new connections are refused and,
     /// to keep memory bounded, counted instead of recorded one by one.
     case auditBacklog = "audit-backlog"
@@ -103,7 +105,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
              .unsupportedAuth, .gssError:
             return 407
         case .badCredentials: return 400
-        case .lockedOut, .tooManyAttempts: return 429
+        case .lockedOut, .tooManyAttempts, .tunnelLimit: return 429
         case .authUnavailable: return 503
         case .resolveFailed, .upstreamRefused, .upstreamUnreachable, .badUpstreamResponse: return 502
         case .upstreamTimeout: return 504

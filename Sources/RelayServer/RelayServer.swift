@@ -18,6 +18,8 @@ public final class RelayServer: Sendable {
     private let auditLog: AuditLog
     private let listeners: Mutex<[TCPListener]> = Mutex([])
     private let boundAddresses: Mutex<[String]> = Mutex([])
+    /// Open tunnels per principal, over every loop and across reloads.
+    private let tunnelQuota: TunnelQuota
 
     /// Builds everything that can fail before a socket is bound: the audit trail and the loops.
     public init(config: RelayConfig, configPath: String?, logger: RelayLog) throws {
@@ -27,7 +29,10 @@ public final class RelayServer: Sendable {
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
         let loopCount = max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.group = EventLoopGroup(count: loopCount)
-        let shared = ServerShared(settings: try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger),
+        let tunnelQuota = TunnelQuota(limit: config.limits.maxTunnelsPerPrincipal)
+        self.tunnelQuota = tunnelQuota
+        let shared = ServerShared(settings: try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
+                                                                     tunnelQuota: tunnelQuota),
                                   resolver: Resolver(),
                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger)
         self.shared = shared
@@ -35,14 +40,17 @@ public final class RelayServer: Sendable {
         try bind(config)
     }
 
-    static func runtimeSettings(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog) throws -> RuntimeSettings {
+    /// `tunnelQuota` is the server's one quota: its counts outlive reloads, which set its limit.
+    static func runtimeSettings(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog,
+                                tunnelQuota: TunnelQuota) throws -> RuntimeSettings {
         let authenticator = try AuthSetup.make(config, helperLoop: helperLoop, logger: logger)
+        tunnelQuota.setLimit(config.limits.maxTunnelsPerPrincipal)
         return RuntimeSettings(
             session: ProxySession.Settings(
                 registry: config.registry,
                 headLimits: HTTPHeadLimits(maxHeadBytes: config.limits.maxRequestHead,
                                            maxHeaders: config.limits.maxHeaders),
-                requiresAuth: authenticator != nil),
+                requiresAuth: authenticator != nil, tunnelQuota: tunnelQuota),
             limits: config.limits, timeouts: config.timeouts, authenticator: authenticator)
     }
 
@@ -168,7 +176,8 @@ public final class RelayServer: Sendable {
         SystemdNotifier.notify("RELOADING=1")
         do {
             let config = try ConfigFileLoader.load(path: configPath)
-            shared.replaceSettings(try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger))
+            shared.replaceSettings(try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
+                                                            tunnelQuota: tunnelQuota))
             logger.log(.notice, "reloaded config=\(configPath) rules=\(config.rules.count)")
             SystemdNotifier.notify("READY=1\nSTATUS=relaying (reloaded)")
         } catch {

@@ -170,5 +170,41 @@ extension IntegrationSuite {
             #expect(relay.audit.waitForEvents(where: "event = 'refused' AND reason = 'bad-password' AND principal = ?",
                                               [AuthFixtures.user]).count == 1, "audit:\n\(relay.audit.dump())")
         }
+
+        @Test("max-tunnels-per-principal: the third tunnel of one user is refused with 429, audited; a closed one frees its place")
+        func tunnelsPerPrincipal() throws {
+            let origin = try HTTPOrigin()
+            let relay = try AuthFixtures.relay(["auth basic realm=it", "max-tunnels-per-principal 2"],
+                                               servers: ["server 127.0.0.1:\(origin.port)", "server 127.0.0.1:1"])
+            defer { relay.stop() }
+            let credentials = AuthCrypto.base64Encode(Array("\(AuthFixtures.user):\(AuthFixtures.password)".utf8))
+            func connect(port: UInt16 = origin.port) throws -> (TestSocket, RawResponse) {
+                let socket = try TestSocket.connect(port: relay.proxyPort)
+                let authority = "127.0.0.1:\(port)"
+                try socket.write("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\nProxy-Authorization: Basic \(credentials)\r\n\r\n")
+                return (socket, try ProxyClient.readResponse(socket, bodyless: true))
+            }
+            // Tunnels that never open (nothing listens on port 1) give their places back.
+            for _ in 0..<3 {
+                let (socket, answer) = try connect(port: 1)
+                socket.close()
+                #expect(answer.status == 502)
+            }
+            let (first, firstAnswer) = try connect()
+            let (second, secondAnswer) = try connect()
+            defer { second.close() }
+            #expect(firstAnswer.status == 200 && secondAnswer.status == 200)
+            let (third, refused) = try connect()
+            third.close()
+            #expect(refused.status == 429)
+            #expect(refused.bodyText == "tunnel-limit\n")
+            #expect(relay.audit.waitForEvents(where: "event = 'refused' AND reason = 'tunnel-limit' AND status = 429 AND principal = ?",
+                                              [AuthFixtures.user]).count == 1, "audit:\n\(relay.audit.dump())")
+            first.close()
+            #expect(relay.audit.waitForEvents(where: "event = 'tunnel-close'", count: 4).count == 4, "three that never opened, then first")
+            let (fourth, again) = try connect()
+            fourth.close()
+            #expect(again.status == 200, "the closed tunnel's place is free again")
+        }
     }
 }

@@ -160,6 +160,11 @@ private struct ConfigParseSession {
             try setOnce(directive.text, here)
             limits.maxConnections = try count(args[0], at(args[0]), for: directive.text, range: 1...1_000_000)
 
+        case "max-tunnels-per-principal":
+            try expect(1, usage: "N")
+            try setOnce(directive.text, here)
+            limits.maxTunnelsPerPrincipal = try count(args[0], at(args[0]), for: directive.text, range: 1...1_000_000)
+
         case "audit-backlog":
             try expect(1, usage: "N")
             try setOnce(directive.text, here)

@@ -9,13 +9,16 @@ public struct RelayLimits: Sendable, Equatable {
     /// Most audit rows waiting for their commit before new connections are refused: the
     /// queue's memory stays bounded when the disk stalls under a flood of connections.
     public var maxAuditBacklog: Int
+    /// Most CONNECT tunnels one authenticated principal may have open at once.
+    public var maxTunnelsPerPrincipal: Int
 
     /// The defaults from the contract unless overridden.
     public init(maxRequestHead: Int = 32768, maxHeaders: Int = 100, maxConnections: Int = 10000,
-                maxAuditBacklog: Int = 100_000) {
+                maxAuditBacklog: Int = 100_000, maxTunnelsPerPrincipal: Int = 1000) {
         self.maxRequestHead = maxRequestHead
         self.maxHeaders = maxHeaders
         self.maxConnections = maxConnections
         self.maxAuditBacklog = maxAuditBacklog
+        self.maxTunnelsPerPrincipal = maxTunnelsPerPrincipal
     }
 }

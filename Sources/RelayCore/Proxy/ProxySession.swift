@@ -17,13 +17,18 @@ public struct ProxySession {
         /// Whether every request must be tied to an authenticated principal before any
         /// destination is decided or contacted.
         public var requiresAuth: Bool
+        /// Open tunnels per principal (nil: no limit). A CONNECT with a principal takes a
+        /// place before its upstream is contacted; the driver takes it over
+        /// (`takeTunnelQuotaPlace`) and gives it back when the connection or tunnel ends.
+        public var tunnelQuota: TunnelQuota?
 
         public init(registry: Registry, headLimits: HTTPHeadLimits = HTTPHeadLimits(), viaName: String = "dynrelay",
-                    requiresAuth: Bool = false) {
+                    requiresAuth: Bool = false, tunnelQuota: TunnelQuota? = nil) {
             self.registry = registry
             self.headLimits = headLimits
             self.viaName = viaName
             self.requiresAuth = requiresAuth
+            self.tunnelQuota = tunnelQuota
         }
     }
 
@@ -121,6 +126,8 @@ public struct ProxySession {
     /// A `Proxy-Authorization` value already verified on this connection (Basic), so the
     /// slow password check runs once per connection, not once per request.
     private var verifiedCredentials: (value: String, principal: AuthPrincipal)?
+    /// The place in `tunnelQuota` this connection holds.
+    private var quotaPlace: TunnelQuotaPlace?
 
     public init(settings: Settings) {
         self.settings = settings
@@ -143,6 +150,13 @@ public struct ProxySession {
     /// A reload that turns proxy authentication on or off for requests decided from now on.
     public mutating func useAuth(required: Bool) {
         settings.requiresAuth = required
+    }
+
+    /// Hands the tunnel place this connection holds (if any) to the driver, for whatever
+    /// runs the tunnel to give back when it ends.
+    public mutating func takeTunnelQuotaPlace() -> TunnelQuotaPlace? {
+        defer { quotaPlace = nil }
+        return quotaPlace
     }
 
     /// Whether later requests may pass on what this connection already proved (a Basic
@@ -473,6 +487,13 @@ public struct ProxySession {
         case .allow(let allowRule): rule = allowRule
         case .deny(let denyRule, let reason):
             return refuseUnrouted(reason, target: target, rule: denyRule, principal: principal, now: now, into: &actions)
+        }
+
+        if case .tunnel = kind, let principal, let quota = settings.tunnelQuota, quotaPlace == nil {
+            guard quota.admit(principal.name) else {
+                return refuseUnrouted(.tunnelLimit, target: target, rule: rule, principal: principal, now: now, into: &actions)
+            }
+            quotaPlace = TunnelQuotaPlace(quota: quota, principal: principal.name)
         }
 
         var request = Request(head: head, kind: kind, host: host, port: port, target: target, rule: rule,

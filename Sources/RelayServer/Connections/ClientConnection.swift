@@ -334,7 +334,8 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         toUpstream = nil
         // The connection count moves with the sockets: the relay releases it when it ends.
         TunnelRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD, clientLeftover: leftover,
-                    toClientFirst: toClientFirst, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity).start()
+                    toClientFirst: toClientFirst, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity,
+                    quotaPlace: session.takeTunnelQuotaPlace()).start()
     }
 
     private func closeUpstream() {
@@ -404,6 +405,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         closeUpstream()
         breakCycles()
         authenticator?.close()
+        session.takeTunnelQuotaPlace()?.release()
         client.close()
         context.untrack(self)
         context.shared.connectionClosed()

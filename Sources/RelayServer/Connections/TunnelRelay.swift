@@ -13,12 +13,16 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
     /// Bytes the relay itself wrote to the client (the `200`), not payload.
     private let relayBytesToClient: UInt64
     private var abortReason: ReasonCode?
+    /// The tunnel's place under `max-tunnels-per-principal`, given back at the end.
+    private let quotaPlace: TunnelQuotaPlace?
 
     /// `setNoDelay`: the sockets come straight from accept/connect (static forwards) rather
     /// than from a proxy connection that already tuned them.
     init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
-         tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, setNoDelay: Bool = false) {
+         tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, setNoDelay: Bool = false,
+         quotaPlace: TunnelQuotaPlace? = nil) {
         self.context = context
+        self.quotaPlace = quotaPlace
         self.tunnel = tunnel
         self.closeEvent = closeEvent
         self.identity = identity
@@ -66,6 +70,7 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
                                durationMs: ProxySessionTiming.milliseconds(from: tunnel.startedAt, to: monotonicNanos()),
                                principal: tunnel.principal?.name, scheme: tunnel.principal?.scheme)
         context.shared.audit.record(entry, identity: identity)
+        quotaPlace?.release()
         context.shared.connectionClosed()
     }
 }

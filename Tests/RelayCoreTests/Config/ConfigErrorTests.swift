@@ -91,6 +91,7 @@ struct ConfigErrorTests {
         ("loops four", "main.conf:2:7: bad number 'four' for 'loops' (expected 1-1024)"),
         ("max-headers 0", "main.conf:2:13: bad number '0' for 'max-headers' (expected 1-10000)"),
         ("audit-backlog 9", "main.conf:2:15: bad number '9' for 'audit-backlog' (expected 10-10000000)"),
+        ("max-tunnels-per-principal 0", "main.conf:2:27: bad number '0' for 'max-tunnels-per-principal' (expected 1-1000000)"),
         ("max-connections 99999999999999999999", "main.conf:2:17: bad number '99999999999999999999' for 'max-connections' (expected 1-1000000)"),
         ("max-request-head 32kb", "main.conf:2:18: bad size '32kb' for 'max-request-head' (expected 1KiB-16MiB as 32768, 32k, 32KiB, 1m, 1MiB)"),
         ("max-request-head 17m", "main.conf:2:18: bad size '17m' for 'max-request-head' (expected 1KiB-16MiB as 32768, 32k, 32KiB, 1m, 1MiB)"),

@@ -24,7 +24,7 @@ struct ConfigFuzzTests {
 
     static let vocabulary = [
         "listen", "server", "deny", "forward", "to", "include", "state-dir", "loops", "max-request-head",
-        "max-headers", "max-connections", "audit-backlog", "header-timeout", "connect-timeout", "idle-timeout", "drain-timeout",
+        "max-headers", "max-connections", "max-tunnels-per-principal", "audit-backlog", "header-timeout", "connect-timeout", "idle-timeout", "drain-timeout",
         "audit-sync", "full", "normal", "127.0.0.1:3128", "[::1]:0", "[::ffff:127.0.0.1]:80", "*", "*:25",
         "app.example:443", ".corp.example:1-9", "10.0.0.0/8:22", "[2001:db8::/32]:443", "0x7f000001:1",
         "32k", "1MiB", "500ms", "1h", "#", "\t", " ", "\n", "\r\n", ":", "[", "]", "/", "-", ".", "%", "@",

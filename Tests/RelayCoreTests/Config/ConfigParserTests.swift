@@ -28,11 +28,13 @@ struct ConfigParserTests {
             deny [2001:db8::1]
             forward 127.0.0.1:2222 to app1.corp.example:443
             audit-backlog 5000
+            max-tunnels-per-principal 7
             """)
         #expect(config.listeners.map(\.description) == ["127.0.0.1:3128", "[::1]:0"])
         #expect(config.stateDir == "/var/lib/dynrelay-test")
         #expect(config.loops == 4)
-        #expect(config.limits == RelayLimits(maxRequestHead: 65536, maxHeaders: 50, maxConnections: 2000, maxAuditBacklog: 5000))
+        #expect(config.limits == RelayLimits(maxRequestHead: 65536, maxHeaders: 50, maxConnections: 2000, maxAuditBacklog: 5000,
+                                             maxTunnelsPerPrincipal: 7))
         #expect(config.timeouts == RelayTimeouts(header: .milliseconds(500), connect: .seconds(5),
                                                  idle: .seconds(300), drain: .seconds(3600)))
         #expect(config.auditSync == .normal)

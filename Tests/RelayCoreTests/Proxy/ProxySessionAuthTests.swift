@@ -159,6 +159,48 @@ import Testing
         #expect(!bobAgain.contains { if case .connect = $0 { return true } else { return false } }, "bob's own link is reused")
     }
 
+    /// A CONNECT takes one of its principal's places before anything upstream is contacted;
+    /// past the limit it is refused (429, audited with the principal). The place goes to
+    /// the driver with the tunnel; forwarded requests take none.
+    @Test func tunnelsPerPrincipalAreCapped() throws {
+        let quota = TunnelQuota(limit: 1)
+        var settings = try ProxySessionTests.settings()
+        settings.requiresAuth = true
+        settings.tunnelQuota = quota
+        func connect(_ principal: AuthPrincipal) -> (ProxySession, [ProxySessionAction]) {
+            var session = ProxySession(settings: settings)
+            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.9.1.1:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+            let actions = session.handle(.authFinished(.granted(principal, scope: .sameCredentials)), now: 2)
+            return (session, actions)
+        }
+        let opened = connect(Self.alice)
+        var first = opened.0
+        #expect(opened.1.contains { if case .connect = $0 { return true } else { return false } })
+        #expect(quota.openCount("alice") == 1)
+        let (_, second) = connect(Self.alice)
+        #expect(!second.contains { if case .connect = $0 { return true } else { return false } })
+        let row = ProxySessionTests.auditEntries(second).first
+        #expect(row?.reason == .tunnelLimit && row?.principal == "alice" && row?.status == 429)
+        #expect(ProxySessionTests.refusalBody(second)?.hasPrefix("HTTP/1.1 429 ") == true)
+        let (_, bob) = connect(AuthPrincipal(name: "bob", scheme: "Basic"))
+        #expect(bob.contains { if case .connect = $0 { return true } else { return false } }, "another principal has its own places")
+
+        var forward = ProxySession(settings: settings)
+        _ = ProxySessionTests.feed(&forward, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+        let forwarded = forward.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2)
+        #expect(forwarded.contains { if case .connect = $0 { return true } else { return false } })
+        let noPlace = forward.takeTunnelQuotaPlace()
+        #expect(noPlace == nil)
+
+        let taken = first.takeTunnelQuotaPlace()
+        let again = first.takeTunnelQuotaPlace()
+        #expect(again == nil, "handed over once")
+        let place = try #require(taken)
+        place.release()
+        #expect(quota.openCount("alice") == 0)
+        #expect(connect(Self.alice).1.contains { if case .connect = $0 { return true } else { return false } })
+    }
+
     @Test func digestStyleRequestScopeIsVerifiedEveryTime() throws {
         var session = try Self.session()
         let request = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Digest x=1\r\n\r\n"
