@@ -1,7 +1,8 @@
 /// The stable, machine-readable reason behind every decision and every close.
 ///
 /// The same string appears in an HTTP refusal body, in the `reason` column of the audit
-/// trail and in logs, so ops and reviewers can grep one word across all three.
+/// trail and in logs, so ops and reviewers can grep one word across all three (except that
+/// a refusal body hides which of `bad-password` and `unknown-user` it was: `clientText`).
 /// Raw values never change once shipped; add new cases instead.
 public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     // Allowed / normal outcomes.
@@ -48,8 +49,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     /// GSS-API refused a Negotiate token; the audit row adds GSS's own words.
     case gssError = "gss-error"
     case lockedOut = "locked-out"
-    /// More password checks running for this source (or this account from it) than it has
-    /// failures left before a lockout: the next one waits until some finish.
+    /// As many password checks running for this source (or this account) as it has failures
+    /// left before a lockout: the next guess is refused at once, uncounted; a retry once some
+    /// have finished may pass.
     case tooManyAttempts = "too-many-attempts"
     /// The credential source (a helper, the user store) is broken or saturated.
     case authUnavailable = "auth-unavailable"

@@ -171,6 +171,27 @@ extension IntegrationSuite {
                                               [AuthFixtures.user]).count == 1, "audit:\n\(relay.audit.dump())")
         }
 
+        @Test("a user deleted just before a reload does not live on in a kept-alive connection")
+        func deletionThenReloadReachesKeptAliveConnections() throws {
+            let origin = try HTTPOrigin()
+            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(origin.port)"])
+            defer { relay.stop() }
+            let socket = try TestSocket.connect(port: relay.proxyPort)
+            defer { socket.close() }
+            let credentials = AuthCrypto.base64Encode(Array("\(AuthFixtures.user):\(AuthFixtures.password)".utf8))
+            let request = "GET http://127.0.0.1:\(origin.port)/bytes/10 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + "Proxy-Authorization: Basic \(credentials)\r\n\r\n"
+            try socket.write(request)
+            #expect(try ProxyClient.readResponse(socket).status == 200)
+            let deleted = try RelayBinary.run(["users", "del", AuthFixtures.user, "--config", relay.configPath])
+            #expect(deleted.status == 0, "\(deleted.stderr)")
+            // At once, before the old store's next check: the reload builds a new store.
+            kill(relay.pid, SIGHUP)
+            #expect(ReloadTests.waitForLog(relay, "dynrelay: reloaded", count: 1), "stderr:\n\(relay.stderr)")
+            try socket.write(request)
+            #expect(try ProxyClient.readResponse(socket).status == 407)
+        }
+
         @Test("max-tunnels-per-principal: the third tunnel of one user is refused with 429, audited; a closed one frees its place")
         func tunnelsPerPrincipal() throws {
             let origin = try HTTPOrigin()

@@ -80,8 +80,9 @@ public final class DigestNonceTable: Sendable {
         case stale
     }
 
-    /// How far below the highest count a count not seen yet is still accepted.
-    public static let countWindow: UInt32 = 64
+    /// How far below the highest count a count not seen yet is still accepted: one bit of
+    /// `Entry.seenBelow` each.
+    public static let countWindow = UInt32(UInt64.bitWidth)
 
     /// What recording a nonce-count found.
     public enum Outcome: Sendable, Equatable {
@@ -109,7 +110,7 @@ public final class DigestNonceTable: Sendable {
                 let shift = count - highestCount
                 // The old highest becomes bit shift-1; counts that slide out are forgotten.
                 // (Smart shifts: shifting by 64 or more gives 0.)
-                seenBelow = shift > 64 ? 0 : (seenBelow << UInt64(shift)) | (1 << UInt64(shift - 1))
+                seenBelow = shift > DigestNonceTable.countWindow ? 0 : (seenBelow << UInt64(shift)) | (1 << UInt64(shift - 1))
                 highestCount = count
                 return true
             }

@@ -7,8 +7,10 @@
 /// - a **principal** with `principalFailures` failures is locked against the sources that
 ///   failed for it (a guesser working on one account, even from several addresses).
 ///
-/// A source that never failed for a principal is not locked by that principal's count, so
-/// an attacker elsewhere cannot lock the real user out, and a success costs one lookup: the
+/// A source is whatever key the caller counts clients under (dynrelay: an IPv4 address or
+/// an IPv6 /64, so clients behind one NAT or on one LAN segment share it). A source that
+/// never failed for a principal is not locked by that principal's count, so an attacker
+/// elsewhere cannot lock the real user out, and a success costs one lookup: the
 /// user's own logins do not pay for others' failures. A success clears its own pair only.
 ///
 /// Principals are counted under NTLM's comparison key (`NTLMUserName.comparisonKey`, Windows'
@@ -100,21 +102,28 @@ public struct LockoutTracker: Sendable {
     /// over. A lockout counts failures only as checks finish, so without this a burst of
     /// guesses sent before the first one failed would all be checked: thousands per lockout
     /// instead of `sourceFailures`. A source may have as many checks running as it has
-    /// failures left; one principal from one source at most `principalFailures` at a time.
+    /// failures left, and as many for one principal as that principal has failures left.
+    /// (A user's own connections with the same credentials share one check, so this never
+    /// holds a user back who is not also being guessed at.)
     public mutating func beginCheck(principal: String, source: String, now: UInt64) -> Bool {
-        let pair = Pair(principal: Self.fold(principal), source: source)
+        if isLocked(principal: principal, source: source, now: now) { return false }
+        let key = Self.fold(principal)
+        let pair = Pair(principal: key, source: source)
         let cutoff = now >= policy.window ? now - policy.window : 0
-        let recentFailures = sources[source]?.failures.count(where: { $0 >= cutoff }) ?? 0
-        guard recentFailures + sourcesChecking[source, default: 0] < policy.sourceFailures,
-              pairsChecking[pair, default: 0] < policy.principalFailures
+        let sourceFailures = sources[source]?.failures.count(where: { $0 >= cutoff }) ?? 0
+        let principalFailures = principals[key]?.failures.count(where: { $0 >= cutoff }) ?? 0
+        guard sourceFailures + sourcesChecking[source, default: 0] < policy.sourceFailures,
+              principalFailures + pairsChecking[pair, default: 0] < policy.principalFailures
         else { return false }
         sourcesChecking[source, default: 0] += 1
         pairsChecking[pair, default: 0] += 1
         return true
     }
 
-    /// Ends a check `beginCheck` allowed. Record its failure first, so that no moment
-    /// counts it neither as running nor as failed.
+    /// Ends a check `beginCheck` allowed. Call it just before recording the check's outcome:
+    /// for those few instructions the check counts neither as running nor as failed, which
+    /// may let one more guess start; the other order counted it twice for a moment, and a
+    /// client retrying promptly after a wrong password got a spurious 429.
     public mutating func endCheck(principal: String, source: String) {
         let pair = Pair(principal: Self.fold(principal), source: source)
         if let count = sourcesChecking[source] { sourcesChecking[source] = count > 1 ? count - 1 : nil }
@@ -147,16 +156,17 @@ public struct LockoutTracker: Sendable {
         return locked
     }
 
-    /// Drops what no longer counts; if a flood of fresh names still overfills the table,
-    /// drops the counts that locked nothing, keeping the locks (what protects accounts), and
-    /// if even those overflow, the longest-running half of them (half, so that the sort is
-    /// paid once per `capacity / 2` new entries, not once per failure).
+    /// Drops what no longer counts. If a flood of fresh names still fills most of the table,
+    /// drops the counts that locked nothing too, keeping the locks (what protects accounts),
+    /// and if even those fill half of it, keeps the longest-running half. Each pass leaves
+    /// room for at least a quarter of `capacity` new entries, so a flood pays for the
+    /// filtering once per that many failures, not once per failure.
     private static func evictStale(_ table: inout [String: Counter], now: UInt64, policy: Policy, capacity: Int) {
         let cutoff = now >= policy.window ? now - policy.window : 0
         table = table.filter { $0.value.lockedUntil > now || ($0.value.failures.last ?? 0) >= cutoff }
-        guard table.count > capacity else { return }
+        guard table.count > capacity * 3 / 4 else { return }
         table = table.filter { $0.value.lockedUntil > now }
-        guard table.count > capacity else { return }
+        guard table.count > capacity / 2 else { return }
         table = Dictionary(uniqueKeysWithValues: table.sorted { $0.value.lockedUntil > $1.value.lockedUntil }.prefix(capacity / 2)
             .map { ($0.key, $0.value) })
     }

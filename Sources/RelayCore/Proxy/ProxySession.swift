@@ -86,8 +86,8 @@ public struct ProxySession {
         var bytesDown: Int64 = 0
     }
 
-    /// An upstream connection kept open between requests of this client connection only.
-    /// A kept-alive upstream connection, with what a later request must match to reuse it.
+    /// An upstream connection kept open between requests of this client connection only,
+    /// with what a later request must match to reuse it.
     private struct UpstreamLink {
         var host: Host
         var port: UInt16
@@ -174,6 +174,12 @@ public struct ProxySession {
     }
 
     // MARK: Flow control the driver reads after every call
+
+    /// True when the next client byte starts a new request head.
+    public var isAwaitingRequest: Bool {
+        if case .readingHead = state { return clientBuffer.isEmpty }
+        return false
+    }
 
     /// True while the session can take client bytes; the driver pauses reading otherwise,
     /// so nothing is buffered without bound.
@@ -490,10 +496,13 @@ public struct ProxySession {
         }
 
         if case .tunnel = kind, let principal, let quota = settings.tunnelQuota, quotaPlace == nil {
-            guard quota.admit(principal.name) else {
+            // Counted under NTLM's folding, as lockouts are: a helper that ignores case must
+            // not give `alice`, `Alice` and `ALICE` a quota each.
+            let key = NTLMUserName.comparisonKey(principal.name)
+            guard quota.admit(key) else {
                 return refuseUnrouted(.tunnelLimit, target: target, rule: rule, principal: principal, now: now, into: &actions)
             }
-            quotaPlace = TunnelQuotaPlace(quota: quota, principal: principal.name)
+            quotaPlace = TunnelQuotaPlace(quota: quota, principal: key)
         }
 
         var request = Request(head: head, kind: kind, host: host, port: port, target: target, rule: rule,

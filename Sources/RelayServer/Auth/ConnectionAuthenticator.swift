@@ -75,12 +75,15 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             answer(Self.settle(shared, failure, user: user, scheme: .basic, source: source, scope: .sameCredentials))
         }
         if let helper = shared.helpers.basic {
-            guard shared.beginCheck(principal: user, source: source) else { return finish(.tooManyAttempts) }
+            // A browser's parallel connections with the same credentials share one check.
+            let token = shared.cache.token(user: user, password: credentials.password)
+            guard shared.basicChecks.join(token, finish) else { return }
+            guard shared.beginCheck(principal: user, source: source) else {
+                return shared.basicChecks.finish(token, .tooManyAttempts)
+            }
             return helper.basic(user: user, password: credentials.password) { [shared, source] verdict in
-                let outcome = Self.settle(shared, Self.reason(for: verdict), user: user, scheme: .basic, source: source,
-                                          scope: .sameCredentials)
                 shared.endCheck(principal: user, source: source)
-                answer(outcome)
+                shared.basicChecks.finish(token, Self.reason(for: verdict))
             }
         }
         guard let store = shared.store else { return finish(.unknownUser) }
@@ -109,12 +112,12 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         }
         let submitted = shared.workers.submit { [shared, source] in
             let failure = Self.prove(token, user: user, password: password, store: store, shared: shared)
-            shared.basicChecks.finish(token, failure)
             shared.endCheck(principal: user, source: source)
+            shared.basicChecks.finish(token, failure)
         }
         if !submitted {
-            shared.basicChecks.finish(token, .authUnavailable)
             shared.endCheck(principal: user, source: source)
+            shared.basicChecks.finish(token, .authUnavailable)
         }
     }
 
@@ -152,25 +155,19 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             return answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
                                             shared: shared, source: source))
         }
-        let user = credentials.username
-        guard shared.beginCheck(principal: user, source: source) else {
-            return answer(.refused(ProxyAuthRefusal(reason: .tooManyAttempts, claimedPrincipal: user, scheme: "Digest")))
-        }
-        helper.digestHA1(user: user, realm: digest.configuration.realm) { [shared, source] reply in
-            let outcome = switch reply {
+        helper.digestHA1(user: credentials.username, realm: digest.configuration.realm) { [shared, source] reply in
+            switch reply {
             case .ha1(let ha1):
-                Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: ha1,
-                                  shared: shared, source: source)
+                answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: ha1,
+                                         shared: shared, source: source))
             case .err:
-                Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
-                                  shared: shared, source: source)
+                answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
+                                         shared: shared, source: source))
             case .helperBroken, .overloaded:
-                Self.settle(shared, .authUnavailable, user: claimed, scheme: .digest, source: source, scope: .request)
+                answer(Self.settle(shared, .authUnavailable, user: claimed, scheme: .digest, source: source, scope: .request))
             case .invalidInput:
-                Self.settle(shared, .badCredentials, user: claimed, scheme: .digest, source: source, scope: .request)
+                answer(Self.settle(shared, .badCredentials, user: claimed, scheme: .digest, source: source, scope: .request))
             }
-            shared.endCheck(principal: user, source: source)
-            answer(outcome)
         }
     }
 
@@ -181,6 +178,12 @@ final class ConnectionAuthenticator: @unchecked Sendable {
                                      shared: ProxyAuthenticator, source: String) -> ProxyAuthOutcome {
         let store = shared.store
         let viaHelper = shared.helpers.digest != nil
+        // A helper only looks the HA1 up, and its answer comes later: the guess is checked
+        // here, after a second lock check, so guesses that waited for their lookups together
+        // are checked one after another and cannot outrun the failure count.
+        if viaHelper, shared.isLocked(principal: claimed, source: source) {
+            return .refused(ProxyAuthRefusal(reason: .lockedOut, claimedPrincipal: claimed, scheme: "Digest"))
+        }
         let signedTarget = request.originForm.flatMap { credentials.uri == $0 ? $0 : nil } ?? request.target
         let verification = digest.verify(
             credentials, method: request.method, requestTarget: signedTarget, now: ProxyAuthenticator.nonceClock(),
@@ -260,16 +263,26 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         case .proceed(let name):
             claimed = name
         }
+        // A token that names an account (NTLM inside) is a password guess like a Basic one:
+        // it waits on the worker queue, so it spends the same in-flight allowance.
+        if let claimed, !shared.beginCheck(principal: claimed, source: source) {
+            negotiateContext = nil
+            return answer(.refused(ProxyAuthRefusal(reason: .tooManyAttempts, claimedPrincipal: claimed, scheme: "Negotiate")))
+        }
         let context = negotiateContext ?? GSSAcceptContext(credential: credential)
         negotiateContext = context
         let submitted = shared.workers.submit { [shared, source, loop] in
             let step = context.accept(token: token)
             loop.execute { [self] in
                 if case .continueNeeded = step {} else { negotiateContext = nil }
+                if let claimed { shared.endCheck(principal: claimed, source: source) }
                 answer(Self.negotiateOutcome(step, claimed: claimed, shared: shared, source: source))
             }
         }
-        if !submitted { answer(.refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: "Negotiate"))) }
+        if !submitted {
+            if let claimed { shared.endCheck(principal: claimed, source: source) }
+            answer(.refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: "Negotiate")))
+        }
     }
 
     // MARK: Helpers

@@ -135,18 +135,22 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let reloaded = context.shared.settings
         session.useRegistry(reloaded.session.registry)
         // Auth follows reloads too: a config that adds auth must not leave kept-alive
-        // connections unauthenticated, and one that changes it must not leave a principal
-        // proven under the old rules (a removed scheme, another keytab or helper).
+        // connections unauthenticated, and a principal proven under the old authenticator is
+        // proven again under the new one. (The new one has a user store of its own, whose
+        // generation cannot be compared with the old store's: a user deleted before the
+        // reload would otherwise live on in a kept-alive connection.)
         session.useAuth(required: reloaded.session.requiresAuth)
-        if reloaded.authenticator?.config != currentAuthenticator?.config { session.forgetAuthentication() }
+        session.forgetAuthentication()
+        credentialGeneration = nil
         authenticator?.close()
         authenticator = nil
         currentAuthenticator = reloaded.authenticator
     }
 
     /// Forgets what the session remembers when the user store changed since it was proved.
+    /// Asked only as a new request begins: the store's generation takes its lock.
     private func followCredentialChanges() {
-        guard session.remembersAuthentication, let recorded = credentialGeneration,
+        guard session.isAwaitingRequest, session.remembersAuthentication, let recorded = credentialGeneration,
               let store = currentAuthenticator?.store, store.generation != recorded else { return }
         session.forgetAuthentication()
     }
@@ -388,7 +392,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func discardUntilEOF() {
-        while true {
+        for _ in 0..<Self.readsPerEvent {
             switch client.read(into: context.scratch) {
             case .bytes: continue
             case .wouldBlock: return

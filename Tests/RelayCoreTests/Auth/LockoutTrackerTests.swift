@@ -36,6 +36,14 @@ import Testing
         for name in ["alice", "alice", "alice", "dave", "erin"] { tracker.endCheck(principal: name, source: "10.0.0.66") }
         tracker.endCheck(principal: "alice", source: "10.0.0.7")
         for i in 0..<3 { #expect(begin("alice", "10.0.0.66", 200), "check \(i) after all ended") }
+
+        // Failures already counted for a principal (from anywhere) leave it fewer checks.
+        for _ in 0..<2 { tracker.recordFailure(principal: "frank", source: "10.0.0.9", now: 300) }
+        #expect(begin("frank", "10.0.0.10", 300))
+        #expect(!begin("frank", "10.0.0.10", 300), "two failures + one running = frank's three")
+        // A locked source starts nothing.
+        for _ in 0..<5 { tracker.recordFailure(principal: nil, source: "10.0.0.11", now: 300) }
+        #expect(!begin("gina", "10.0.0.11", 300))
     }
 
     @Test func spellingsOfOneNameShareOneCount() {

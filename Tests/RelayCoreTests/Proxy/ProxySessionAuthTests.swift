@@ -176,12 +176,14 @@ import Testing
         let opened = connect(Self.alice)
         var first = opened.0
         #expect(opened.1.contains { if case .connect = $0 { return true } else { return false } })
-        #expect(quota.openCount("alice") == 1)
+        #expect(quota.openCount(NTLMUserName.comparisonKey("alice")) == 1)
         let (_, second) = connect(Self.alice)
         #expect(!second.contains { if case .connect = $0 { return true } else { return false } })
         let row = ProxySessionTests.auditEntries(second).first
         #expect(row?.reason == .tunnelLimit && row?.principal == "alice" && row?.status == 429)
         #expect(ProxySessionTests.refusalBody(second)?.hasPrefix("HTTP/1.1 429 ") == true)
+        let (_, shouting) = connect(AuthPrincipal(name: "ALICE", scheme: "Basic"))
+        #expect(ProxySessionTests.auditEntries(shouting).first?.reason == .tunnelLimit, "one count for every spelling")
         let (_, bob) = connect(AuthPrincipal(name: "bob", scheme: "Basic"))
         #expect(bob.contains { if case .connect = $0 { return true } else { return false } }, "another principal has its own places")
 
@@ -197,7 +199,7 @@ import Testing
         #expect(again == nil, "handed over once")
         let place = try #require(taken)
         place.release()
-        #expect(quota.openCount("alice") == 0)
+        #expect(quota.openCount(NTLMUserName.comparisonKey("alice")) == 0)
         #expect(connect(Self.alice).1.contains { if case .connect = $0 { return true } else { return false } })
     }
 

@@ -100,3 +100,9 @@ func eventually(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     }
     return condition()
 }
+
+/// A harness step that could not run.
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

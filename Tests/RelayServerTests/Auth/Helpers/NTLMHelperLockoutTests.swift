@@ -118,8 +118,3 @@ import Testing
     }
 }
 
-/// A harness step that could not run.
-private struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}

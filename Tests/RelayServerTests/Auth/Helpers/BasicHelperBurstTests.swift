@@ -1,0 +1,100 @@
+import Dispatch
+import Foundation
+import Glibc
+import RelayCore
+import Synchronization
+import Testing
+@testable import RelayServer
+
+/// Basic through a helper under bursts: a browser's parallel connections with the same
+/// credentials share one helper check, and distinct guesses sent all at once are checked
+/// only up to the lockout. The helper is a script that logs each request, takes a moment,
+/// and accepts only the password `right`.
+@Suite struct BasicHelperBurstTests {
+    final class Harness {
+        let directory: String
+        let shared: ProxyAuthenticator
+        let requestLog: String
+
+        init() throws {
+            var template = Array("/tmp/basic-helper-XXXXXX".utf8CString)
+            guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
+            directory = String(cString: created)
+            requestLog = directory + "/requests"
+            let script = directory + "/helper.sh"
+            let body = """
+                #!/bin/sh
+                while read -r user password; do
+                    echo "$user" >> '\(requestLog)'
+                    sleep 0.3
+                    if [ "$password" = right ]; then echo OK; else echo ERR; fi
+                done
+
+                """
+            guard FileManager.default.createFile(atPath: script, contents: Data(body.utf8)), chmod(script, 0o700) == 0 else {
+                throw TestFailure("cannot write \(script)")
+            }
+            let config = try ConfigParser.parse(text: """
+                listen 127.0.0.1:0
+                auth basic
+                auth-helper basic children=4 /bin/sh \(script)
+                auth-lockout failures=3 source-failures=50
+                """, file: "t.conf")
+            let helpers = AuthHelpers(config.auth, loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
+            shared = ProxyAuthenticator(config: config.auth, store: nil, digestKey: Array(repeating: 7, count: 32),
+                                        helpers: helpers, negotiate: nil)
+        }
+
+        deinit {
+            shared.helpers.close()
+            _ = try? FileManager.default.removeItem(atPath: directory)
+        }
+
+        var heard: Int {
+            ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").count
+        }
+
+        /// `passwords[i]` on its own connection from one address, all at once; the outcomes.
+        func burst(_ passwords: [String]) -> [ProxyAuthOutcome] {
+            let outcomes = Mutex<[ProxyAuthOutcome]>([])
+            let done = DispatchGroup()
+            for (index, password) in passwords.enumerated() {
+                done.enter()
+                let connection = ConnectionAuthenticator(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:\(4000 + index)")
+                let request = ProxyAuthRequest(authorization: "Basic " + AuthCrypto.base64Encode(Array("alice:\(password)".utf8)),
+                                               method: "CONNECT", target: "app:443")
+                SquidHelpers.loop.execute {
+                    connection.authenticate(request) { outcome in
+                        outcomes.withLock { $0.append(outcome) }
+                        done.leave()
+                    }
+                }
+            }
+            _ = done.wait(timeout: .now() + 20)
+            return outcomes.withLock { $0 }
+        }
+    }
+
+    static func reason(_ outcome: ProxyAuthOutcome) -> ReasonCode? {
+        if case .refused(let refusal) = outcome { return refusal.reason }
+        return nil
+    }
+
+    @Test func parallelConnectionsWithTheSameCredentialsShareOneCheck() throws {
+        let harness = try Harness()
+        let outcomes = harness.burst(Array(repeating: "right", count: 8))
+        #expect(outcomes.count == 8)
+        #expect(outcomes.allSatisfy { Self.reason($0) == nil }, "\(outcomes)")
+        #expect(harness.heard == 1)
+    }
+
+    @Test func distinctGuessesAtOnceAreCheckedOnlyUpToTheLockout() throws {
+        let harness = try Harness()
+        let outcomes = harness.burst((0..<8).map { "guess\($0)" })
+        #expect(outcomes.count == 8)
+        #expect(outcomes.filter { Self.reason($0) == .badPassword }.count == 3)
+        #expect(outcomes.filter { Self.reason($0) == .tooManyAttempts }.count == 5)
+        #expect(harness.heard == 3, "the helper heard only the guesses the allowance let through")
+        #expect(Self.reason(harness.burst(["right"])[0]) == .lockedOut)
+    }
+}
