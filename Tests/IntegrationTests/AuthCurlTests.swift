@@ -142,19 +142,40 @@ extension IntegrationSuite {
             #expect(own.stdoutText.hasSuffix("200"), "alice from her own address is not locked out")
         }
 
+        /// A relay asking for Basic, and one connection to it that proved alice's password with
+        /// a forwarded request and is kept alive.
+        final class KeptAliveBasicLogin {
+            let origin: HTTPOrigin
+            let relay: RelayProcess
+            let socket: TestSocket
+            let request: String
+
+            init() throws {
+                origin = try HTTPOrigin()
+                relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(origin.port)"])
+                socket = try TestSocket.connect(port: relay.proxyPort)
+                let credentials = AuthCrypto.base64Encode(Array("\(AuthFixtures.user):\(AuthFixtures.password)".utf8))
+                request = "GET http://127.0.0.1:\(origin.port)/bytes/10 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    + "Proxy-Authorization: Basic \(credentials)\r\n\r\n"
+                #expect(try again() == 200)
+            }
+
+            deinit {
+                socket.close()
+                relay.stop()
+            }
+
+            /// The same request with the same header on the same connection; the status.
+            func again() throws -> Int {
+                try socket.write(request)
+                return try ProxyClient.readResponse(socket).status
+            }
+        }
+
         @Test("dynrelay users passwd ends the login of a kept-alive connection that already proved the old password")
         func passwordChangeReachesKeptAliveConnections() throws {
-            let origin = try HTTPOrigin()
-            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(origin.port)"])
-            defer { relay.stop() }
-            let socket = try TestSocket.connect(port: relay.proxyPort)
-            defer { socket.close() }
-            let credentials = AuthCrypto.base64Encode(Array("\(AuthFixtures.user):\(AuthFixtures.password)".utf8))
-            let request = "GET http://127.0.0.1:\(origin.port)/bytes/10 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                + "Proxy-Authorization: Basic \(credentials)\r\n\r\n"
-            try socket.write(request)
-            #expect(try ProxyClient.readResponse(socket).status == 200)
-            let changed = try RelayBinary.run(["users", "passwd", AuthFixtures.user, "--password-stdin", "--config", relay.configPath],
+            let login = try KeptAliveBasicLogin()
+            let changed = try RelayBinary.run(["users", "passwd", AuthFixtures.user, "--password-stdin", "--config", login.relay.configPath],
                                               input: .bytes(Array("another-pw\n".utf8)))
             #expect(changed.status == 0, "\(changed.stderr)")
             // The relay notices the store within its check interval (1 s); until then the old
@@ -163,33 +184,22 @@ extension IntegrationSuite {
             let deadline = Date().addingTimeInterval(10)
             while status == 200 && Date() < deadline {
                 usleep(200_000)
-                try socket.write(request)
-                status = try ProxyClient.readResponse(socket).status
+                status = try login.again()
             }
             #expect(status == 407)
-            #expect(relay.audit.waitForEvents(where: "event = 'refused' AND reason = 'bad-password' AND principal = ?",
-                                              [AuthFixtures.user]).count == 1, "audit:\n\(relay.audit.dump())")
+            #expect(login.relay.audit.waitForEvents(where: "event = 'refused' AND reason = 'bad-password' AND principal = ?",
+                                                    [AuthFixtures.user]).count == 1, "audit:\n\(login.relay.audit.dump())")
         }
 
         @Test("a user deleted just before a reload does not live on in a kept-alive connection")
         func deletionThenReloadReachesKeptAliveConnections() throws {
-            let origin = try HTTPOrigin()
-            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(origin.port)"])
-            defer { relay.stop() }
-            let socket = try TestSocket.connect(port: relay.proxyPort)
-            defer { socket.close() }
-            let credentials = AuthCrypto.base64Encode(Array("\(AuthFixtures.user):\(AuthFixtures.password)".utf8))
-            let request = "GET http://127.0.0.1:\(origin.port)/bytes/10 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                + "Proxy-Authorization: Basic \(credentials)\r\n\r\n"
-            try socket.write(request)
-            #expect(try ProxyClient.readResponse(socket).status == 200)
-            let deleted = try RelayBinary.run(["users", "del", AuthFixtures.user, "--config", relay.configPath])
+            let login = try KeptAliveBasicLogin()
+            let deleted = try RelayBinary.run(["users", "del", AuthFixtures.user, "--config", login.relay.configPath])
             #expect(deleted.status == 0, "\(deleted.stderr)")
             // At once, before the old store's next check: the reload builds a new store.
-            kill(relay.pid, SIGHUP)
-            #expect(ReloadTests.waitForLog(relay, "dynrelay: reloaded", count: 1), "stderr:\n\(relay.stderr)")
-            try socket.write(request)
-            #expect(try ProxyClient.readResponse(socket).status == 407)
+            kill(login.relay.pid, SIGHUP)
+            #expect(ReloadTests.waitForLog(login.relay, "dynrelay: reloaded", count: 1), "stderr:\n\(login.relay.stderr)")
+            #expect(try login.again() == 407)
         }
 
         @Test("max-tunnels-per-principal: the third tunnel of one user is refused with 429, audited; a closed one frees its place")

@@ -69,8 +69,10 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
                                bytesDown: Int64(down),
                                durationMs: ProxySessionTiming.milliseconds(from: tunnel.startedAt, to: monotonicNanos()),
                                principal: tunnel.principal?.name, scheme: tunnel.principal?.scheme)
-        context.shared.audit.record(entry, identity: identity)
+        // The place is free before the close row can be read, so whoever sees the row may
+        // open the next tunnel at once.
         quotaPlace?.release()
+        context.shared.audit.record(entry, identity: identity)
         context.shared.connectionClosed()
     }
 }

@@ -17,6 +17,17 @@ import Testing
         actions.compactMap { if case .authenticate(let request) = $0 { return request } else { return nil } }
     }
 
+    /// Sends `request` (to a literal address), grants it to `principal` and runs it to a
+    /// `204` on a kept-alive upstream.
+    static func complete(_ session: inout ProxySession, _ request: String, grantedTo principal: AuthPrincipal,
+                         scope: AuthScope) {
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        _ = session.handle(.authFinished(.granted(principal, scope: scope)), now: 2)
+        _ = session.handle(.upstreamConnected, now: 2)
+        _ = session.handle(.auditCommitted, now: 2)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+    }
+
     @Test func theRegistryIsNotConsultedBeforeAuthenticationEvenForUnregisteredTargets() throws {
         var session = try Self.session()
         let head = ProxySessionTests.bytes("CONNECT unregistered.example:443 HTTP/1.1\r\n\r\n")
@@ -91,11 +102,7 @@ import Testing
     @Test func forgottenCredentialsAreCheckedAgain() throws {
         var session = try Self.session()
         let request = "GET http://10.9.1.1/x HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
-        _ = session.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2)
-        _ = session.handle(.upstreamConnected, now: 2)
-        _ = session.handle(.auditCommitted, now: 2)
-        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        Self.complete(&session, request, grantedTo: Self.alice, scope: .sameCredentials)
         #expect(session.remembersAuthentication)
         session.forgetAuthentication()
         #expect(!session.remembersAuthentication)
@@ -108,12 +115,8 @@ import Testing
     /// attempt is due within the header timeout.
     @Test func aRefusedAttemptForgetsTheConnectionsPrincipalAndRestartsTheHeaderTimer() throws {
         var session = try Self.session()
-        let ntlm = AuthPrincipal(name: "bob", scheme: "NTLM")
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: NTLM dHlwZTM=\r\n\r\n"))
-        _ = session.handle(.authFinished(.granted(ntlm, scope: .connection)), now: 2)
-        _ = session.handle(.upstreamConnected, now: 2)
-        _ = session.handle(.auditCommitted, now: 2)
-        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        Self.complete(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: NTLM dHlwZTM=\r\n\r\n",
+                      grantedTo: AuthPrincipal(name: "bob", scheme: "NTLM"), scope: .connection)
         _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
         let refused = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: .badPassword, claimedPrincipal: "carol",
                                                                              scheme: "Basic", challenges: ["Basic realm=\"r\""]))), now: 3)
@@ -142,11 +145,8 @@ import Testing
     /// have tied it to the first one (NTLM to IIS authenticates the connection).
     @Test func anotherPrincipalGetsItsOwnUpstreamConnection() throws {
         var session = try Self.session()
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
-        _ = session.handle(.authFinished(.granted(Self.alice, scope: .request)), now: 2)
-        _ = session.handle(.upstreamConnected, now: 2)
-        _ = session.handle(.auditCommitted, now: 2)
-        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        Self.complete(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n",
+                      grantedTo: Self.alice, scope: .request)
         _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
         let bob = session.handle(.authFinished(.granted(AuthPrincipal(name: "bob", scheme: "Basic"), scope: .request)), now: 3)
         #expect(bob.contains(.closeUpstream))

@@ -12,47 +12,30 @@ import Testing
 /// and accepts only the password `right`.
 @Suite struct BasicHelperBurstTests {
     final class Harness {
-        let directory: String
-        let shared: ProxyAuthenticator
-        let requestLog: String
+        let helper: ScriptedHelperAuth
+        var shared: ProxyAuthenticator { helper.shared }
 
         init() throws {
-            var template = Array("/tmp/basic-helper-XXXXXX".utf8CString)
-            guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
-            directory = String(cString: created)
-            requestLog = directory + "/requests"
-            let script = directory + "/helper.sh"
-            let body = """
+            helper = try ScriptedHelperAuth(script: { log in
+                """
                 #!/bin/sh
                 while read -r user password; do
-                    echo "$user" >> '\(requestLog)'
+                    echo "$user" >> '\(log)'
                     sleep 0.3
                     if [ "$password" = right ]; then echo OK; else echo ERR; fi
                 done
 
                 """
-            guard FileManager.default.createFile(atPath: script, contents: Data(body.utf8)), chmod(script, 0o700) == 0 else {
-                throw TestFailure("cannot write \(script)")
-            }
-            let config = try ConfigParser.parse(text: """
-                listen 127.0.0.1:0
+            }, authLines: { script in
+                """
                 auth basic
                 auth-helper basic children=4 /bin/sh \(script)
                 auth-lockout failures=3 source-failures=50
-                """, file: "t.conf")
-            let helpers = AuthHelpers(config.auth, loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
-            shared = ProxyAuthenticator(config: config.auth, store: nil, digestKey: Array(repeating: 7, count: 32),
-                                        helpers: helpers, negotiate: nil)
+                """
+            })
         }
 
-        deinit {
-            shared.helpers.close()
-            _ = try? FileManager.default.removeItem(atPath: directory)
-        }
-
-        var heard: Int {
-            ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").count
-        }
+        var heard: Int { helper.heard.count }
 
         /// `passwords[i]` on its own connection from one address, all at once; the outcomes.
         func burst(_ passwords: [String]) -> [ProxyAuthOutcome] {

@@ -106,3 +106,38 @@ struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// A Squid-protocol helper written as a shell script in a temp directory of its own, and the
+/// authenticator a config using it builds. The script logs what it hears to `requestLog`.
+final class ScriptedHelperAuth {
+    let directory: String
+    let requestLog: String
+    let shared: ProxyAuthenticator
+
+    /// `script` gets the request log's path and returns the script; `authLines` gets the
+    /// script's path and returns the config's auth lines.
+    init(script: (_ requestLog: String) -> String, authLines: (_ scriptPath: String) -> String) throws {
+        var template = Array("/tmp/scripted-helper-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
+        directory = String(cString: created)
+        requestLog = directory + "/requests"
+        let path = directory + "/helper.sh"
+        guard FileManager.default.createFile(atPath: path, contents: Data(script(requestLog).utf8)), chmod(path, 0o700) == 0 else {
+            throw TestFailure("cannot write \(path)")
+        }
+        let config = try ConfigParser.parse(text: "listen 127.0.0.1:0\n" + authLines(path), file: "t.conf")
+        let helpers = AuthHelpers(config.auth, loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
+        shared = ProxyAuthenticator(config: config.auth, store: nil, digestKey: Array(repeating: 7, count: 32),
+                                    helpers: helpers, negotiate: nil)
+    }
+
+    deinit {
+        shared.helpers.close()
+        _ = try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The lines the script logged, in order.
+    var heard: [String] {
+        ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+}

@@ -15,20 +15,15 @@ import Testing
     static let challenge = AuthCrypto.base64Encode(Array("NTLMSSP".utf8) + [0, 2, 0, 0, 0] + [UInt8](repeating: 0, count: 44))
 
     final class Harness {
-        let directory: String
-        let shared: ProxyAuthenticator
-        let requestLog: String
+        let helper: ScriptedHelperAuth
+        var shared: ProxyAuthenticator { helper.shared }
 
         init() throws {
-            var template = Array("/tmp/ntlm-helper-XXXXXX".utf8CString)
-            guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: errno \(errno)") }
-            directory = String(cString: created)
-            requestLog = directory + "/requests"
-            let script = directory + "/helper.sh"
-            let body = """
+            helper = try ScriptedHelperAuth(script: { log in
+                """
                 #!/bin/sh
                 while read -r code rest; do
-                    echo "$code" >> '\(requestLog)'
+                    echo "$code" >> '\(log)'
                     case "$code" in
                         YR) echo "TT \(NTLMHelperLockoutTests.challenge)" ;;
                         *) echo "NA NT_STATUS_LOGON_FAILURE" ;;
@@ -36,29 +31,17 @@ import Testing
                 done
 
                 """
-            guard FileManager.default.createFile(atPath: script, contents: Data(body.utf8)), chmod(script, 0o700) == 0 else {
-                throw TestFailure("cannot write \(script)")
-            }
-            let config = try ConfigParser.parse(text: """
-                listen 127.0.0.1:0
+            }, authLines: { script in
+                """
                 auth ntlm
                 auth-helper ntlm children=1 /bin/sh \(script)
                 auth-lockout failures=3 source-failures=50
-                """, file: "t.conf")
-            let helpers = AuthHelpers(config.auth, loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
-            shared = ProxyAuthenticator(config: config.auth, store: nil, digestKey: Array(repeating: 7, count: 32),
-                                        helpers: helpers, negotiate: nil)
-        }
-
-        deinit {
-            shared.helpers.close()
-            _ = try? FileManager.default.removeItem(atPath: directory)
+                """
+            })
         }
 
         /// The requests the helper heard, by code (`YR`, `KK`).
-        var heard: [String] {
-            ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        }
+        var heard: [String] { helper.heard }
 
         /// One handshake on a new connection: NEGOTIATE, then `authenticate`; the outcome of the last step.
         func attempt(_ authenticate: [UInt8]) throws -> ProxyAuthOutcome {
