@@ -80,6 +80,28 @@ extension IntegrationSuite {
             #expect(close.first?["bytes_up"] == String(up.count))
         }
 
+        /// After its FIN a client's socket is watched for nothing but a reset: one that comes
+        /// while the upstream stays quiet ends the tunnel at once, not at the idle timeout.
+        @Test("a client that half-closes and then resets, with a quiet upstream: the tunnel ends at once, client-reset")
+        func resetAfterHalfClose() throws {
+            let server = try QuietAfterEOFServer()
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
+            defer { relay.stop() }
+            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(server.port)")
+            try socket.write("hello")
+            socket.shutdownWrite()
+            let deadline = Date().addingTimeInterval(10)
+            while server.sawEOF == 0 && Date() < deadline { usleep(10_000) }
+            #expect(server.sawEOF == 1, "the client's FIN reached the upstream")
+            socket.resetAndClose()
+            let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(server.port)"],
+                                                  timeout: 5)
+            #expect(close.first?["reason"] == "client-reset", "audit:\n\(relay.audit.dump())")
+            #expect(close.first?["bytes_up"] == "5")
+            while server.resetByRelay == 0 && Date() < deadline { usleep(10_000) }
+            #expect(server.resetByRelay == 1, "the reset reached the upstream")
+        }
+
         @Test("the tunnel-open row is committed before the first payload byte")
         func openRowBeforeFirstByte() throws {
             let echo = try EchoServer()

@@ -213,6 +213,9 @@ public final class EventLoop: @unchecked Sendable {
             registration.onWritable?()
             return
         }
+        if !registration.wantsRead && !registration.wantsWrite {
+            return registration.failureOnlyEvent(events)
+        }
         if registration.wantsRead && (failed || events & UInt32(crelay_EV_IN) != 0) {
             registration.onReadable?()
         }
@@ -260,7 +263,9 @@ private final class LoopStart {
 /// A file descriptor watched by one loop, with the handlers to run when it is ready.
 /// Level-triggered: a handler should make progress (read or write until EAGAIN) or drop its
 /// interest. A descriptor with no interest is taken out of epoll, because epoll reports
-/// hang-ups and errors even for an empty mask, which would spin the loop.
+/// hang-ups and errors even for an empty mask, which would spin the loop, unless its owner
+/// asks to hear of errors (`onFailure`): then it stays with an empty mask until it fails or
+/// hangs up.
 /// Loop-confined: touched only on its loop's thread.
 public final class IORegistration {
     public let fd: Int32
@@ -268,6 +273,11 @@ public final class IORegistration {
     private unowned let loop: EventLoop
     @exclusivity(unchecked) public var onReadable: (() -> Void)?
     @exclusivity(unchecked) public var onWritable: (() -> Void)?
+    /// Runs when the fd reports an error (EPOLLERR: a reset) while it wants neither read
+    /// nor write. While set, such an entry stays in epoll with an empty mask, so a peer that
+    /// resets a half-closed stream is noticed at once, not at the idle timeout. A hang-up
+    /// without an error (both directions shut in order) only takes the entry out of epoll.
+    @exclusivity(unchecked) public var onFailure: (() -> Void)?
     @exclusivity(unchecked) public private(set) var wantsRead = false
     @exclusivity(unchecked) public private(set) var wantsWrite = false
     /// Several loops watch this fd (a shared listener): a readiness event wakes one idle
@@ -299,11 +309,10 @@ public final class IORegistration {
         wantsWrite = write
         let mask = (read ? UInt32(crelay_EV_IN) : 0) | (write ? UInt32(crelay_EV_OUT) : 0)
             | (exclusive ? UInt32(crelay_EV_EXCLUSIVE) : 0)
-        if !read && !write {
-            loop.control(Int32(crelay_CTL_DEL), self, events: 0)
-            inEpoll = false
-            staleEntry = false
-            oneShot = false
+        if !read && !write && onFailure != nil && !exclusive {
+            apply(0)
+        } else if !read && !write {
+            leaveEpoll()
         } else {
             apply(mask)
         }
@@ -320,6 +329,23 @@ public final class IORegistration {
         wantsWrite = true
         oneShot = true
         apply(UInt32(crelay_EV_OUT) | UInt32(crelay_EV_ONESHOT))
+    }
+
+    private func leaveEpoll() {
+        loop.control(Int32(crelay_CTL_DEL), self, events: 0)
+        inEpoll = false
+        staleEntry = false
+        oneShot = false
+    }
+
+    /// An event for an entry that wants nothing, kept in epoll for `onFailure`.
+    func failureOnlyEvent(_ events: UInt32) {
+        if events & UInt32(crelay_EV_ERR) != 0 {
+            onFailure?()
+        } else if events & UInt32(crelay_EV_HUP) != 0 {
+            // Level-triggered: it would be reported again on every wait.
+            leaveEpoll()
+        }
     }
 
     /// Called by the loop before the handlers of an event run. True for an entry armed with
@@ -372,6 +398,7 @@ public final class IORegistration {
         wantsWrite = false
         onReadable = nil
         onWritable = nil
+        onFailure = nil
         loop.forget(self)
     }
 }

@@ -117,6 +117,9 @@ public final class SplicePump: @unchecked Sendable {
         registrationA.onWritable = { [unowned self] in becameWritable(bToA) }
         registrationB.onReadable = { [unowned self] in pump(bToA) }
         registrationB.onWritable = { [unowned self] in becameWritable(aToB) }
+        // A side whose stream has finished is watched for nothing but a reset.
+        registrationA.onFailure = { [unowned self] in socketFailed(a, end: .resetByA) }
+        registrationB.onFailure = { [unowned self] in socketFailed(b, end: .resetByB) }
         self.registrationA = registrationA
         self.registrationB = registrationB
         // Initial bytes go out now, not when the other side first speaks.
@@ -322,6 +325,14 @@ public final class SplicePump: @unchecked Sendable {
             _ = shutdown(direction.to, Int32(SHUT_WR))
             updateInterest()
         }
+    }
+
+    /// A socket watched only for failures reported one (a reset of a half-closed stream).
+    private func socketFailed(_ fd: Int32, end reason: SpliceResult.End) {
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
+        end(reason, cause: code == 0 ? ECONNRESET : code)
     }
 
     /// The receiving side refused bytes: it is gone (EPIPE, ECONNRESET).

@@ -108,6 +108,38 @@ final class DuplexServer: UpstreamServer, @unchecked Sendable {
     }
 }
 
+/// Reads the client's stream to its FIN, then sends nothing and keeps its side open until
+/// the relay resets the connection: the upstream of a half-closed tunnel that stays quiet.
+final class QuietAfterEOFServer: UpstreamServer, @unchecked Sendable {
+    private let eofs = Mutex(0)
+    /// Connections whose client FIN arrived.
+    var sawEOF: Int { eofs.withLock { $0 } }
+    private let resets = Mutex(0)
+    /// Connections the relay reset after that (as it does when the client reset).
+    var resetByRelay: Int { resets.withLock { $0 } }
+
+    override init() throws {
+        try super.init()
+        start()
+    }
+
+    override func handle(_ socket: TestSocket, connection: Int) {
+        guard (try? socket.drainToEOF(into: SHA256Hasher())) != nil else { return }
+        eofs.withLock { $0 += 1 }
+        // After EOF a read returns at once, so watch the socket's error instead, bounded.
+        for _ in 0..<(TestSocket.defaultTimeoutSeconds * 100) {
+            var code: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &code, &length)
+            if code != 0 {
+                resets.withLock { $0 += 1 }
+                return
+            }
+            usleep(10_000)
+        }
+    }
+}
+
 /// Sends `prefix`, waits for one byte from the client (so the tunnel is surely carrying
 /// data both ways), then resets the connection (SO_LINGER 0).
 final class ResetServer: UpstreamServer, @unchecked Sendable {
