@@ -49,8 +49,8 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     /// GSS-API refused a Negotiate token; the audit row adds GSS's own words.
     case gssError = "gss-error"
     case lockedOut = "locked-out"
-    /// As many password checks running for this source (or this account) as it has failures
-    /// left before a lockout: the next guess is refused at once, uncounted; a retry once some
+    /// As many password checks running for this source (or this account from it) as it has
+    /// failures left before a lockout: the next guess is refused at once, uncounted; a retry once some
     /// have finished may pass.
     case tooManyAttempts = "too-many-attempts"
     /// The credential source (a helper, the user store) is broken or saturated.

@@ -45,12 +45,18 @@ public final class RelayServer: Sendable {
                                 tunnelQuota: TunnelQuota) throws -> RuntimeSettings {
         let authenticator = try AuthSetup.make(config, helperLoop: helperLoop, logger: logger)
         tunnelQuota.setLimit(config.limits.maxTunnelsPerPrincipal)
+        var credentialsVersion: (@Sendable () -> UInt64)?
+        if let store = authenticator?.store {
+            credentialsVersion = { store.generation }
+        }
         return RuntimeSettings(
             session: ProxySession.Settings(
                 registry: config.registry,
                 headLimits: HTTPHeadLimits(maxHeadBytes: config.limits.maxRequestHead,
                                            maxHeaders: config.limits.maxHeaders),
-                requiresAuth: authenticator != nil, tunnelQuota: tunnelQuota),
+                requiresAuth: authenticator != nil,
+                credentialsVersion: credentialsVersion,
+                tunnelQuota: tunnelQuota),
             limits: config.limits, timeouts: config.timeouts, authenticator: authenticator)
     }
 

@@ -91,15 +91,44 @@ extension IntegrationSuite {
             try socket.write("hello")
             socket.shutdownWrite()
             let deadline = Date().addingTimeInterval(10)
-            while server.sawEOF == 0 && Date() < deadline { usleep(10_000) }
-            #expect(server.sawEOF == 1, "the client's FIN reached the upstream")
+            while server.heldAfterEOF.isEmpty && Date() < deadline { usleep(10_000) }
+            let upstreamSide = try #require(server.heldAfterEOF.first, "the client's FIN reached the upstream")
             socket.resetAndClose()
             let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(server.port)"],
                                                   timeout: 5)
             #expect(close.first?["reason"] == "client-reset", "audit:\n\(relay.audit.dump())")
             #expect(close.first?["bytes_up"] == "5")
-            while server.resetByRelay == 0 && Date() < deadline { usleep(10_000) }
-            #expect(server.resetByRelay == 1, "the reset reached the upstream")
+            // The relay let go of the upstream too: a write there meets a closed socket (the
+            // first is accepted by the kernel, the relay's answer to it fails the next).
+            #expect(throws: (any Error).self, "the relay still holds the upstream connection") {
+                for _ in 0..<50 {
+                    try upstreamSide.write("x")
+                    usleep(20_000)
+                }
+            }
+        }
+
+        /// The other way round: the upstream replied and closed, and the client's late write
+        /// made it answer with a reset. Its reply was handed on whole, so the client gets it
+        /// and an orderly end, not a reset.
+        @Test("an upstream that replied, closed, then reset a late client write: the client still gets the reply and a clean EOF")
+        func upstreamResetAfterItsReply() throws {
+            let reply = PatternBytes.make(count: 1 << 20, seed: 9)
+            let server = try ReplyThenCloseServer(reply: reply)
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
+            defer { relay.stop() }
+            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(server.port)")
+            usleep(200_000)  // the reply and the upstream's FIN reach the relay and are passed on
+            try socket.write("late")
+            let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(server.port)"])
+            #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
+            let hasher = SHA256Hasher()
+            var received = -1
+            #expect(throws: Never.self, "the client got a reset, not the end of the reply") {
+                received = try socket.drainToEOF(into: hasher)
+            }
+            #expect(received == reply.count)
+            #expect(hasher.finalHex() == SHA256Hasher.hex(reply))
         }
 
         @Test("the tunnel-open row is committed before the first payload byte")

@@ -102,7 +102,8 @@ public struct LockoutTracker: Sendable {
     /// over. A lockout counts failures only as checks finish, so without this a burst of
     /// guesses sent before the first one failed would all be checked: thousands per lockout
     /// instead of `sourceFailures`. A source may have as many checks running as it has
-    /// failures left, and as many for one principal as that principal has failures left.
+    /// failures left, and as many for one principal as that principal has failures left
+    /// (counted per source: another source has its own, as it has its own lock).
     /// (A user's own connections with the same credentials share one check, so this never
     /// holds a user back who is not also being guessed at.)
     public mutating func beginCheck(principal: String, source: String, now: UInt64) -> Bool {

@@ -17,17 +17,24 @@ public struct ProxySession {
         /// Whether every request must be tied to an authenticated principal before any
         /// destination is decided or contacted.
         public var requiresAuth: Bool
+        /// The version of what proofs are checked against (the user store's generation),
+        /// read as a request is authenticated and again before a proof this connection
+        /// remembers is trusted: one made under another version is made again, so a deleted
+        /// user or a changed password does not live on in kept-alive connections.
+        public var credentialsVersion: (@Sendable () -> UInt64)?
         /// Open tunnels per principal (nil: no limit). A CONNECT with a principal takes a
         /// place before its upstream is contacted; the driver takes it over
         /// (`takeTunnelQuotaPlace`) and gives it back when the connection or tunnel ends.
         public var tunnelQuota: TunnelQuota?
 
         public init(registry: Registry, headLimits: HTTPHeadLimits = HTTPHeadLimits(), viaName: String = "dynrelay",
-                    requiresAuth: Bool = false, tunnelQuota: TunnelQuota? = nil) {
+                    requiresAuth: Bool = false, credentialsVersion: (@Sendable () -> UInt64)? = nil,
+                    tunnelQuota: TunnelQuota? = nil) {
             self.registry = registry
             self.headLimits = headLimits
             self.viaName = viaName
             self.requiresAuth = requiresAuth
+            self.credentialsVersion = credentialsVersion
             self.tunnelQuota = tunnelQuota
         }
     }
@@ -126,6 +133,10 @@ public struct ProxySession {
     /// A `Proxy-Authorization` value already verified on this connection (Basic), so the
     /// slow password check runs once per connection, not once per request.
     private var verifiedCredentials: (value: String, principal: AuthPrincipal)?
+    /// `credentialsVersion` when the request being authenticated asked, and when what is
+    /// remembered was proved.
+    private var askedUnderVersion: UInt64?
+    private var rememberedUnderVersion: UInt64?
     /// The place in `tunnelQuota` this connection holds.
     private var quotaPlace: TunnelQuotaPlace?
 
@@ -147,9 +158,13 @@ public struct ProxySession {
         settings.registry = registry
     }
 
-    /// A reload that turns proxy authentication on or off for requests decided from now on.
-    public mutating func useAuth(required: Bool) {
+    /// A reload: proxy authentication on or off, and the new credentials' version, for
+    /// requests decided from now on. What the connection proved under the old
+    /// authenticator is forgotten: its version cannot be compared with the new one's.
+    public mutating func useAuth(required: Bool, credentialsVersion: (@Sendable () -> UInt64)?) {
         settings.requiresAuth = required
+        settings.credentialsVersion = credentialsVersion
+        forgetAuthentication()
     }
 
     /// Hands the tunnel place this connection holds (if any) to the driver, for whatever
@@ -165,21 +180,14 @@ public struct ProxySession {
         connectionPrincipal != nil || verifiedCredentials != nil
     }
 
-    /// Makes the next request prove itself again: the driver calls this when what a proof
-    /// was checked against changed (the user store, the auth configuration), so a deleted
-    /// user or a changed password does not live on in kept-alive connections.
+    /// Makes the next request prove itself again.
     public mutating func forgetAuthentication() {
         connectionPrincipal = nil
         verifiedCredentials = nil
+        rememberedUnderVersion = nil
     }
 
     // MARK: Flow control the driver reads after every call
-
-    /// True when the next client byte starts a new request head.
-    public var isAwaitingRequest: Bool {
-        if case .readingHead = state { return clientBuffer.isEmpty }
-        return false
-    }
 
     /// True while the session can take client bytes; the driver pauses reading otherwise,
     /// so nothing is buffered without bound.
@@ -417,6 +425,10 @@ public struct ProxySession {
         if offered.count > 1 {
             return refuseUnrouted(.badCredentials, target: pending.target, rule: nil, now: now, into: &actions)
         }
+        let version = settings.credentialsVersion?()
+        if remembersAuthentication, version != rememberedUnderVersion {
+            forgetAuthentication()
+        }
         if let value = offered.first, let verified = verifiedCredentials, verified.value == value {
             return decide(pending, principal: verified.principal, mutualAuth: nil, now: now, into: &actions)
         }
@@ -424,6 +436,7 @@ public struct ProxySession {
             return decide(pending, principal: principal, mutualAuth: nil, now: now, into: &actions)
         }
         state = .authenticating(pending)
+        askedUnderVersion = version
         var originForm: String?
         if case .forward(let pathAndQuery, _, _) = kind { originForm = pathAndQuery }
         actions.append(.authenticate(ProxyAuthRequest(authorization: offered.first, method: head.method,
@@ -439,9 +452,11 @@ public struct ProxySession {
             case .connection:
                 connectionPrincipal = principal
                 verifiedCredentials = nil
+                rememberedUnderVersion = askedUnderVersion
             case .sameCredentials:
                 if let value = pending.head.headers.first("proxy-authorization") {
                     verifiedCredentials = (value, principal)
+                    rememberedUnderVersion = askedUnderVersion
                 }
             case .request:
                 break

@@ -275,9 +275,10 @@ public final class IORegistration {
     @exclusivity(unchecked) public var onWritable: (() -> Void)?
     /// Runs when the fd reports an error (EPOLLERR: a reset) while it wants neither read
     /// nor write. While set, such an entry stays in epoll with an empty mask, so a peer that
-    /// resets a half-closed stream is noticed at once, not at the idle timeout. A hang-up
-    /// without an error (both directions shut in order) only takes the entry out of epoll.
-    @exclusivity(unchecked) public var onFailure: (() -> Void)?
+    /// resets a half-closed stream is noticed at once, not at the idle timeout. It returns
+    /// false to leave the error for later (the entry then leaves epoll, as it does on a
+    /// hang-up without an error, so nothing is reported on every wait).
+    @exclusivity(unchecked) public var onFailure: (() -> Bool)?
     @exclusivity(unchecked) public private(set) var wantsRead = false
     @exclusivity(unchecked) public private(set) var wantsWrite = false
     /// Several loops watch this fd (a shared listener): a readiness event wakes one idle
@@ -340,10 +341,10 @@ public final class IORegistration {
 
     /// An event for an entry that wants nothing, kept in epoll for `onFailure`.
     func failureOnlyEvent(_ events: UInt32) {
+        // Level-triggered: what is not dealt with now would be reported on every wait.
         if events & UInt32(crelay_EV_ERR) != 0 {
-            onFailure?()
+            if onFailure?() != true { leaveEpoll() }
         } else if events & UInt32(crelay_EV_HUP) != 0 {
-            // Level-triggered: it would be reported again on every wait.
             leaveEpoll()
         }
     }

@@ -117,9 +117,10 @@ public final class SplicePump: @unchecked Sendable {
         registrationA.onWritable = { [unowned self] in becameWritable(bToA) }
         registrationB.onReadable = { [unowned self] in pump(bToA) }
         registrationB.onWritable = { [unowned self] in becameWritable(aToB) }
-        // A side whose stream has finished is watched for nothing but a reset.
-        registrationA.onFailure = { [unowned self] in socketFailed(a, end: .resetByA) }
-        registrationB.onFailure = { [unowned self] in socketFailed(b, end: .resetByB) }
+        // A side that wants neither to be read nor written (its stream finished, or held back
+        // by a full receiver) is still watched for a reset.
+        registrationA.onFailure = { [unowned self] in endAfterFailure(of: aToB, as: .resetByA) }
+        registrationB.onFailure = { [unowned self] in endAfterFailure(of: bToA, as: .resetByB) }
         self.registrationA = registrationA
         self.registrationB = registrationB
         // Initial bytes go out now, not when the other side first speaks.
@@ -327,12 +328,16 @@ public final class SplicePump: @unchecked Sendable {
         }
     }
 
-    /// A socket watched only for failures reported one (a reset of a half-closed stream).
-    private func socketFailed(_ fd: Int32, end reason: SpliceResult.End) {
-        var code: Int32 = 0
-        var length = socklen_t(MemoryLayout<Int32>.size)
-        _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length)
-        end(reason, cause: code == 0 ? ECONNRESET : code)
+    /// A socket watched only for failures reported one (a reset). If its own stream had
+    /// ended in order, everything it sent was handed on: the relay ends now, and closes the
+    /// other side normally, not with a reset, so what is queued for it (the end of a reply)
+    /// is still delivered (a peer that closed answers a late write with a reset, which must
+    /// not cost the other side its last bytes). A side still delivering is left to the read
+    /// path, which meets the error after its last bytes, as before. True when it ended.
+    private func endAfterFailure(of incoming: Direction, as reason: SpliceResult.End) -> Bool {
+        guard incoming.finished else { return false }
+        finishEnded(reason)
+        return true
     }
 
     /// The receiving side refused bytes: it is gone (EPIPE, ECONNRESET).

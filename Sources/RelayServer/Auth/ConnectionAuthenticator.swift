@@ -155,7 +155,14 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             return answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: nil,
                                             shared: shared, source: source))
         }
-        helper.digestHA1(user: credentials.username, realm: digest.configuration.realm) { [shared, source] reply in
+        // A browser's parallel requests share one lookup; distinct made-up names from one
+        // address spend its allowance, so they cannot fill the helper's queue for everyone.
+        let user = credentials.username
+        let key = DigestLookupKey(user: user, realm: digest.configuration.realm)
+        let answered: @Sendable (HelperDigestAnswer?) -> Void = { [shared, source] reply in
+            guard let reply else {
+                return answer(.refused(ProxyAuthRefusal(reason: .tooManyAttempts, claimedPrincipal: claimed, scheme: "Digest")))
+            }
             switch reply {
             case .ha1(let ha1):
                 answer(Self.verifyDigest(digest, credentials, request: request, claimed: claimed, helperHA1: ha1,
@@ -168,6 +175,14 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             case .invalidInput:
                 answer(Self.settle(shared, .badCredentials, user: claimed, scheme: .digest, source: source, scope: .request))
             }
+        }
+        guard shared.digestLookups.join(key, answered) else { return }
+        guard shared.beginCheck(principal: user, source: source) else {
+            return shared.digestLookups.finish(key, nil)
+        }
+        helper.digestHA1(user: user, realm: key.realm) { [shared, source] reply in
+            shared.endCheck(principal: user, source: source)
+            shared.digestLookups.finish(key, reply)
         }
     }
 

@@ -19,7 +19,12 @@ final class ProxyAuthenticator: Sendable {
     /// Password KDFs and GSS-API calls: CPU-heavy or blocking, never on a loop.
     let workers = WorkerPool(label: "dynrelay.auth", threads: 2, maxWaiting: 4096)
     let cache: VerifiedCredentialCache
-    let basicChecks = BasicChecksInFlight()
+    /// Basic password checks running now, by credentials: the answer is nil when the
+    /// password is right, else the refusal reason.
+    let basicChecks = RequestsInFlight<CredentialTag, ReasonCode?>()
+    /// Digest HA1 lookups a helper is answering now, by user and realm; nil when the
+    /// lookup was refused for too many attempts.
+    let digestLookups = RequestsInFlight<DigestLookupKey, HelperDigestAnswer?>()
     /// Monotonic nanoseconds for the Basic proofs' lifetimes (a test steps its own).
     let clock: @Sendable () -> UInt64
     private let lockout: Mutex<LockoutTracker>
@@ -125,4 +130,10 @@ final class ProxyAuthenticator: Sendable {
     static func nonceClock() -> UInt64 {
         monotonicNanos() / 1_000_000_000
     }
+}
+
+/// What a Digest helper's HA1 answer depends on.
+struct DigestLookupKey: Hashable, Sendable {
+    var user: String
+    var realm: String
 }

@@ -31,9 +31,6 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private var authCallInProgress = false
     /// The configuration's authenticator, followed across reloads.
     private var currentAuthenticator: ProxyAuthenticator?
-    /// The user store's generation when this connection last asked for a proof: a later one
-    /// means users or passwords changed, and what the session remembers must be proved again.
-    private var credentialGeneration: UInt64?
     private var headerTimer: LoopTimer?
     private var lingerTimer: LoopTimer?
     private var clientEOF = false
@@ -92,7 +89,6 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 let now = monotonicNanos()
                 lastActivity = now
                 followReloads()
-                followCredentialChanges()
                 execute(session.clientBytes(UnsafeRawBufferPointer(rebasing: context.scratch[..<count]), now: now))
             case .wouldBlock:
                 return updateInterest()
@@ -136,23 +132,11 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         session.useRegistry(reloaded.session.registry)
         // Auth follows reloads too: a config that adds auth must not leave kept-alive
         // connections unauthenticated, and a principal proven under the old authenticator is
-        // proven again under the new one. (The new one has a user store of its own, whose
-        // generation cannot be compared with the old store's: a user deleted before the
-        // reload would otherwise live on in a kept-alive connection.)
-        session.useAuth(required: reloaded.session.requiresAuth)
-        session.forgetAuthentication()
-        credentialGeneration = nil
+        // proven again under the new one (whose user store counts its versions afresh).
+        session.useAuth(required: reloaded.session.requiresAuth, credentialsVersion: reloaded.session.credentialsVersion)
         authenticator?.close()
         authenticator = nil
         currentAuthenticator = reloaded.authenticator
-    }
-
-    /// Forgets what the session remembers when the user store changed since it was proved.
-    /// Asked only as a new request begins: the store's generation takes its lock.
-    private func followCredentialChanges() {
-        guard session.isAwaitingRequest, session.remembersAuthentication, let recorded = credentialGeneration,
-              let store = currentAuthenticator?.store, store.generation != recorded else { return }
-        session.forgetAuthentication()
     }
 
     private var wantsClient: Bool {
@@ -306,7 +290,6 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let auth = authenticator ?? ConnectionAuthenticator(shared: shared, loop: context.loop,
                                                             clientAddress: identity.client)
         authenticator = auth
-        credentialGeneration = shared.store?.generation
         authCallInProgress = true
         auth.authenticate(request) { [self] outcome in
             if authCallInProgress {

@@ -108,15 +108,12 @@ final class DuplexServer: UpstreamServer, @unchecked Sendable {
     }
 }
 
-/// Reads the client's stream to its FIN, then sends nothing and keeps its side open until
-/// the relay resets the connection: the upstream of a half-closed tunnel that stays quiet.
+/// Reads the client's stream to its FIN, then sends nothing and keeps its side open (the
+/// test holds it): the upstream of a half-closed tunnel that stays quiet.
 final class QuietAfterEOFServer: UpstreamServer, @unchecked Sendable {
-    private let eofs = Mutex(0)
-    /// Connections whose client FIN arrived.
-    var sawEOF: Int { eofs.withLock { $0 } }
-    private let resets = Mutex(0)
-    /// Connections the relay reset after that (as it does when the client reset).
-    var resetByRelay: Int { resets.withLock { $0 } }
+    private let held = Mutex<[TestSocket]>([])
+    /// The connections whose client FIN arrived, still open on this side.
+    var heldAfterEOF: [TestSocket] { held.withLock { $0 } }
 
     override init() throws {
         try super.init()
@@ -125,18 +122,24 @@ final class QuietAfterEOFServer: UpstreamServer, @unchecked Sendable {
 
     override func handle(_ socket: TestSocket, connection: Int) {
         guard (try? socket.drainToEOF(into: SHA256Hasher())) != nil else { return }
-        eofs.withLock { $0 += 1 }
-        // After EOF a read returns at once, so watch the socket's error instead, bounded.
-        for _ in 0..<(TestSocket.defaultTimeoutSeconds * 100) {
-            var code: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            _ = getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &code, &length)
-            if code != 0 {
-                resets.withLock { $0 += 1 }
-                return
-            }
-            usleep(10_000)
-        }
+        held.withLock { $0.append(socket) }
+    }
+}
+
+/// Sends `reply` and closes at once without reading: a late byte from the client then
+/// meets a closed socket, which answers it with a reset.
+final class ReplyThenCloseServer: UpstreamServer, @unchecked Sendable {
+    let reply: [UInt8]
+
+    init(reply: [UInt8]) throws {
+        self.reply = reply
+        try super.init()
+        start()
+    }
+
+    override func handle(_ socket: TestSocket, connection: Int) {
+        _ = try? socket.write(reply)
+        socket.close()
     }
 }
 

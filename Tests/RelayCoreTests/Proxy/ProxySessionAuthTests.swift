@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import RelayCore
 
@@ -108,6 +109,28 @@ import Testing
         #expect(!session.remembersAuthentication)
         let again = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
         #expect(Self.authRequests(again).count == 1)
+    }
+
+    /// A proof is trusted only under the credentials version it was made under: after a
+    /// change to the user store the same header (or NTLM connection) proves itself again,
+    /// however the next request's bytes arrive (here pipelined, its first byte in the same
+    /// read as the previous request).
+    @Test func aProofFromAnotherCredentialsVersionIsMadeAgain() throws {
+        let version = Atomic<UInt64>(7)
+        var settings = try ProxySessionTests.settings()
+        settings.requiresAuth = true
+        settings.credentialsVersion = { version.load(ordering: .relaxed) }
+        let request = "GET http://10.9.1.1/x HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
+        var session = ProxySession(settings: settings)
+        Self.complete(&session, request + "G", grantedTo: Self.alice, scope: .sameCredentials)
+        let second = ProxySessionTests.feed(&session, ProxySessionTests.bytes(String(request.dropFirst())))
+        #expect(Self.authRequests(second).isEmpty, "same version: the remembered proof holds")
+        _ = session.handle(.auditCommitted, now: 3)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
+        version.store(8, ordering: .relaxed)
+        let third = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        #expect(Self.authRequests(third).count == 1, "another version: proved again")
+        #expect(!session.remembersAuthentication)
     }
 
     /// After a refused attempt the connection has proved nothing: an NTLM principal does not
