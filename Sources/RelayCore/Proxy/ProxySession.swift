@@ -165,6 +165,9 @@ public struct ProxySession {
         settings.requiresAuth = required
         settings.credentialsVersion = credentialsVersion
         forgetAuthentication()
+        // A proof asked for under the old authenticator must not be remembered as made
+        // under the new one (whose versions count afresh).
+        askedUnderVersion = nil
     }
 
     /// Hands the tunnel place this connection holds (if any) to the driver, for whatever

@@ -63,6 +63,9 @@ public final class SplicePump: @unchecked Sendable {
         @exclusivity(unchecked) var reading = true
         /// Waits for `to` to take more bytes.
         @exclusivity(unchecked) var waitingWritable = false
+        /// `from` reported an error while this direction was held back: its entry left
+        /// epoll, so the error is acted on when the direction finishes, if no read met it.
+        @exclusivity(unchecked) var failedWhileHeld = false
 
         init(from: Int32, to: Int32, isAtoB: Bool, unsent: [UInt8]) {
             self.from = from
@@ -319,6 +322,10 @@ public final class SplicePump: @unchecked Sendable {
     private func finish(_ direction: Direction) {
         direction.finished = true
         returnPipe(direction)
+        if direction.failedWhileHeld {
+            // A reset after the FIN (a read returns EOF, not the error, once FIN came).
+            return end(direction.isAtoB ? .resetByA : .resetByB, cause: ECONNRESET)
+        }
         if aToB.finished && bToA.finished {
             // Both ways are done: the close right after sends the FIN anyway.
             end(.bothClosed)
@@ -329,14 +336,18 @@ public final class SplicePump: @unchecked Sendable {
     }
 
     /// A socket watched only for failures reported one (a reset). If its own stream had
-    /// ended in order, everything it sent was handed on: the relay ends now, and closes the
-    /// other side normally, not with a reset, so what is queued for it (the end of a reply)
-    /// is still delivered (a peer that closed answers a late write with a reset, which must
-    /// not cost the other side its last bytes). A side still delivering is left to the read
-    /// path, which meets the error after its last bytes, as before. True when it ended.
+    /// ended in order the relay ends now (see `end` for how the other side is closed). A side
+    /// still delivering is left to the read path, which meets the error after its last
+    /// bytes, or to `finish` if a FIN came first. True when it ended.
     private func endAfterFailure(of incoming: Direction, as reason: SpliceResult.End) -> Bool {
-        guard incoming.finished else { return false }
-        finishEnded(reason)
+        guard incoming.finished else {
+            incoming.failedWhileHeld = true
+            return false
+        }
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        _ = getsockopt(incoming.from, SOL_SOCKET, SO_ERROR, &code, &length)
+        end(reason, cause: code == 0 ? ECONNRESET : code)
         return true
     }
 
@@ -348,11 +359,15 @@ public final class SplicePump: @unchecked Sendable {
     private func end(_ end: SpliceResult.End, cause: Int32 = 0) {
         guard !ended else { return }
         ended = true
+        // A reset is passed on as a reset, unless the side that reset had already ended its
+        // own stream in order: everything it sent was handed on, and a peer that closed
+        // answers a late write with a reset, which must not cost the other side the end of
+        // what it is being sent (a reset would throw away what is still queued for it).
         switch end {
         case .resetByA where cause == ECONNRESET || cause == EPIPE:
-            SocketOptions.setLinger0(b)
+            if !aToB.finished { SocketOptions.setLinger0(b) }
         case .resetByB where cause == ECONNRESET || cause == EPIPE:
-            SocketOptions.setLinger0(a)
+            if !bToA.finished { SocketOptions.setLinger0(a) }
         case .resetByA, .resetByB:
             // Not a reset (EIO, ETIMEDOUT...): still one side failed; report it as an error.
             return finishEnded(.error(IOError("splice", errno: cause)))

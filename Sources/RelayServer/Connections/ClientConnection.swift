@@ -110,6 +110,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 reads += 1
                 let now = monotonicNanos()
                 lastActivity = now
+                followReloads()
                 execute(session.upstreamBytes(UnsafeRawBufferPointer(rebasing: context.scratch[..<count]), now: now))
             case .wouldBlock:
                 return updateInterest()
@@ -179,6 +180,8 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
 
     private func deliver(_ event: ProxySessionEvent) {
         guard !finished else { return }
+        // Any event may lead the session to decide a request already buffered (pipelined).
+        followReloads()
         execute(session.handle(event, now: monotonicNanos()))
         updateInterest()
     }
