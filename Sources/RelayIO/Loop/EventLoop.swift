@@ -33,6 +33,9 @@ public final class EventLoop: @unchecked Sendable {
     // instead of trapping.
     @exclusivity(unchecked) private var registrations: [UInt64: IORegistration] = [:]
     @exclusivity(unchecked) private var nextToken: UInt64 = 1
+    /// Socket events handed to registrations so far: tests read it to tell a quiet loop
+    /// from one that an unhandled level-triggered event keeps waking.
+    @exclusivity(unchecked) private(set) var socketEventsDispatched = 0
     /// Descriptors left in epoll as disabled one-shot entries by a registration that let go
     /// of them (a finished connect handing its socket on). The next registration of the fd
     /// re-arms the entry with one MOD instead of a DEL now and an ADD later. An fd closed
@@ -207,6 +210,7 @@ public final class EventLoop: @unchecked Sendable {
         if token == 0 { return }  // the wake-up descriptor: tasks run after the events
         // A handler earlier in this batch may have deregistered it.
         guard let registration = registrations[token] else { return }
+        socketEventsDispatched &+= 1
         let failed = events & UInt32(crelay_EV_ERR | crelay_EV_HUP) != 0
         registration.reportedFailure = failed
         if registration.oneShotFired() {
