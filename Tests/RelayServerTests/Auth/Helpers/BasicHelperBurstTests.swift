@@ -37,37 +37,17 @@ import Testing
 
         var heard: Int { helper.heard.count }
 
-        /// `passwords[i]` on its own connection from one address, all at once; the outcomes.
+        /// `passwords[i]` for alice on its own connection from one address, all at once.
         func burst(_ passwords: [String]) -> [ProxyAuthOutcome] {
-            let outcomes = Mutex<[ProxyAuthOutcome]>([])
-            let done = DispatchGroup()
-            for (index, password) in passwords.enumerated() {
-                done.enter()
-                let connection = ConnectionAuthenticator(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:\(4000 + index)")
-                let request = ProxyAuthRequest(authorization: "Basic " + AuthCrypto.base64Encode(Array("alice:\(password)".utf8)),
-                                               method: "CONNECT", target: "app:443")
-                SquidHelpers.loop.execute {
-                    connection.authenticate(request) { outcome in
-                        outcomes.withLock { $0.append(outcome) }
-                        done.leave()
-                    }
-                }
-            }
-            _ = done.wait(timeout: .now() + 20)
-            return outcomes.withLock { $0 }
+            helper.authenticateAtOnce(passwords.map { "Basic " + AuthCrypto.base64Encode(Array("alice:\($0)".utf8)) })
         }
-    }
-
-    static func reason(_ outcome: ProxyAuthOutcome) -> ReasonCode? {
-        if case .refused(let refusal) = outcome { return refusal.reason }
-        return nil
     }
 
     @Test func parallelConnectionsWithTheSameCredentialsShareOneCheck() throws {
         let harness = try Harness()
         let outcomes = harness.burst(Array(repeating: "right", count: 8))
         #expect(outcomes.count == 8)
-        #expect(outcomes.allSatisfy { Self.reason($0) == nil }, "\(outcomes)")
+        #expect(outcomes.allSatisfy { refusalReason($0) == nil }, "\(outcomes)")
         #expect(harness.heard == 1)
     }
 
@@ -75,9 +55,9 @@ import Testing
         let harness = try Harness()
         let outcomes = harness.burst((0..<8).map { "guess\($0)" })
         #expect(outcomes.count == 8)
-        #expect(outcomes.filter { Self.reason($0) == .badPassword }.count == 3)
-        #expect(outcomes.filter { Self.reason($0) == .tooManyAttempts }.count == 5)
+        #expect(outcomes.filter { refusalReason($0) == .badPassword }.count == 3)
+        #expect(outcomes.filter { refusalReason($0) == .tooManyAttempts }.count == 5)
         #expect(harness.heard == 3, "the helper heard only the guesses the allowance let through")
-        #expect(Self.reason(harness.burst(["right"])[0]) == .lockedOut)
+        #expect(refusalReason(harness.burst(["right"])[0]) == .lockedOut)
     }
 }

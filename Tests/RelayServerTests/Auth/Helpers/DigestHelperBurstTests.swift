@@ -56,37 +56,22 @@ import Testing
         let nonce = try #require(ConnectionAuthenticatorTests.parameter("nonce", in: header))
         let opaque = try #require(ConnectionAuthenticatorTests.parameter("opaque", in: header))
         let md5 = DigestAlgorithm.md5
-        let outcomes = Mutex<[ProxyAuthOutcome]>([])
-        let done = DispatchGroup()
-        for (index, user) in users.enumerated().reversed() {
+        // Sent in reverse, so the counts arrive out of order.
+        let authorizations = users.enumerated().reversed().map { index, user in
             let nc = String(format: "%08x", index + 1)
             let ha1 = HexText.hex(md5.ha1(user: user, realm: realm, password: password))
             let response = md5.hexHash("\(ha1):\(nonce):\(nc):c\(index):auth:\(md5.hexHash("CONNECT:app:443"))")
-            let authorization = "Digest username=\"\(user)\", realm=\"\(realm)\", nonce=\"\(nonce)\", uri=\"app:443\", "
+            return "Digest username=\"\(user)\", realm=\"\(realm)\", nonce=\"\(nonce)\", uri=\"app:443\", "
                 + "algorithm=MD5, response=\"\(response)\", qop=auth, nc=\(nc), cnonce=\"c\(index)\", opaque=\"\(opaque)\""
-            let connection = ConnectionAuthenticator(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:\(100 + index)")
-            done.enter()
-            SquidHelpers.loop.execute {
-                connection.authenticate(ProxyAuthRequest(authorization: authorization, method: "CONNECT", target: "app:443")) { outcome in
-                    outcomes.withLock { $0.append(outcome) }
-                    done.leave()
-                }
-            }
         }
-        _ = done.wait(timeout: .now() + 20)
-        return outcomes.withLock { $0 }
-    }
-
-    static func reason(_ outcome: ProxyAuthOutcome) -> ReasonCode? {
-        if case .refused(let refusal) = outcome { return refusal.reason }
-        return nil
+        return helper.authenticateAtOnce(authorizations)
     }
 
     @Test func parallelRequestsOnOneNonceShareOneLookupAndAllPass() throws {
         let helper = try Self.helper()
         let outcomes = try Self.burst(helper, users: Array(repeating: "alice", count: 6))
         #expect(outcomes.count == 6)
-        #expect(outcomes.allSatisfy { Self.reason($0) == nil }, "\(outcomes)")
+        #expect(outcomes.allSatisfy { refusalReason($0) == nil }, "\(outcomes)")
         #expect(helper.heard.count == 1)
     }
 
@@ -94,8 +79,8 @@ import Testing
         let helper = try Self.helper()
         let outcomes = try Self.burst(helper, users: (0..<8).map { "made-up-\($0)" })
         #expect(outcomes.count == 8)
-        #expect(outcomes.filter { Self.reason($0) == .unknownUser }.count == 4, "\(outcomes)")
-        #expect(outcomes.filter { Self.reason($0) == .tooManyAttempts }.count == 4)
+        #expect(outcomes.filter { refusalReason($0) == .unknownUser }.count == 4, "\(outcomes)")
+        #expect(outcomes.filter { refusalReason($0) == .tooManyAttempts }.count == 4)
         #expect(helper.heard.count == 4, "the helper heard only what the address's allowance let through")
     }
 }

@@ -140,4 +140,30 @@ final class ScriptedHelperAuth {
     var heard: [String] {
         ((try? String(contentsOfFile: requestLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
+
+    /// Each `Proxy-Authorization` value on its own connection from 10.0.0.9, all at once,
+    /// in the order given; the outcomes in the order they came.
+    func authenticateAtOnce(_ authorizations: [String]) -> [ProxyAuthOutcome] {
+        let outcomes = Mutex<[ProxyAuthOutcome]>([])
+        let done = DispatchGroup()
+        for (index, authorization) in authorizations.enumerated() {
+            let connection = ConnectionAuthenticator(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:\(4000 + index)")
+            let request = ProxyAuthRequest(authorization: authorization, method: "CONNECT", target: "app:443")
+            done.enter()
+            SquidHelpers.loop.execute {
+                connection.authenticate(request) { outcome in
+                    outcomes.withLock { $0.append(outcome) }
+                    done.leave()
+                }
+            }
+        }
+        _ = done.wait(timeout: .now() + 20)
+        return outcomes.withLock { $0 }
+    }
+}
+
+/// The reason of a refusal, nil for a grant.
+func refusalReason(_ outcome: ProxyAuthOutcome) -> ReasonCode? {
+    if case .refused(let refusal) = outcome { return refusal.reason }
+    return nil
 }
