@@ -98,10 +98,11 @@ extension IntegrationSuite {
                                                   timeout: 5)
             #expect(close.first?["reason"] == "client-reset", "audit:\n\(relay.audit.dump())")
             #expect(close.first?["bytes_up"] == "5")
-            // The relay let go of the upstream too: a write there meets a closed socket (the
-            // first is accepted by the kernel, the relay's answer to it fails the next).
+            // The relay lets go of the upstream too, after reading and dropping what it still
+            // sends for at most LingeringClose.deadline (2 s): then a write there meets a
+            // closed socket.
             #expect(throws: (any Error).self, "the relay still holds the upstream connection") {
-                for _ in 0..<50 {
+                for _ in 0..<200 {
                     try upstreamSide.write("x")
                     usleep(20_000)
                 }
@@ -122,6 +123,31 @@ extension IntegrationSuite {
             try socket.write("late")
             let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(server.port)"])
             #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
+            let hasher = SHA256Hasher()
+            var received = -1
+            #expect(throws: Never.self, "the client got a reset, not the end of the reply") {
+                received = try socket.drainToEOF(into: hasher)
+            }
+            #expect(received == reply.count)
+            #expect(hasher.finalHex() == SHA256Hasher.hex(reply))
+        }
+
+        /// As above, with the client still uploading when the upstream's reset comes: the
+        /// relay reads and drops the rest of the upload until the client's FIN instead of
+        /// closing with unread bytes, which Linux would turn into a reset that throws away
+        /// the end of the reply.
+        @Test("an upstream that replied and closed while the client kept uploading: the client still gets the whole reply")
+        func upstreamResetWhileTheClientUploads() throws {
+            let reply = PatternBytes.make(count: 1 << 20, seed: 10)
+            let server = try ReplyThenCloseServer(reply: reply)
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
+            defer { relay.stop() }
+            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(server.port)")
+            usleep(200_000)  // the reply and the upstream's FIN reach the relay and are passed on
+            let chunk = PatternBytes.make(count: 16 * 1024, seed: 11)
+            let stop = Date().addingTimeInterval(0.3)
+            while Date() < stop, (try? socket.write(chunk)) != nil { usleep(5_000) }
+            socket.shutdownWrite()
             let hasher = SHA256Hasher()
             var received = -1
             #expect(throws: Never.self, "the client got a reset, not the end of the reply") {

@@ -362,12 +362,13 @@ public final class SplicePump: @unchecked Sendable {
         // A reset is passed on as a reset, unless the side that reset had already ended its
         // own stream in order: everything it sent was handed on, and a peer that closed
         // answers a late write with a reset, which must not cost the other side the end of
-        // what it is being sent (a reset would throw away what is still queued for it).
+        // what it is being sent. That side lingers instead (`LingeringClose`): FIN after
+        // what is queued, its further bytes read and dropped, so the close stays a close.
         switch end {
         case .resetByA where cause == ECONNRESET || cause == EPIPE:
-            if !aToB.finished { SocketOptions.setLinger0(b) }
+            if !aToB.finished { SocketOptions.setLinger0(b) } else { return finishEnded(end, lingering: b) }
         case .resetByB where cause == ECONNRESET || cause == EPIPE:
-            if !bToA.finished { SocketOptions.setLinger0(a) }
+            if !bToA.finished { SocketOptions.setLinger0(a) } else { return finishEnded(end, lingering: a) }
         case .resetByA, .resetByB:
             // Not a reset (EIO, ETIMEDOUT...): still one side failed; report it as an error.
             return finishEnded(.error(IOError("splice", errno: cause)))
@@ -377,7 +378,9 @@ public final class SplicePump: @unchecked Sendable {
         finishEnded(end)
     }
 
-    private func finishEnded(_ end: SpliceResult.End) {
+    /// Releases everything and reports `end`; `lingering` (a or b) is handed to a
+    /// `LingeringClose` instead of being closed at once.
+    private func finishEnded(_ end: SpliceResult.End, lingering: Int32? = nil) {
         ended = true
         for direction in [aToB, bToA] {
             if let pipe = direction.pipe {
@@ -385,12 +388,13 @@ public final class SplicePump: @unchecked Sendable {
                 direction.pipe = nil
             }
         }
-        registrationA?.deregister(fdClosing: true)
-        registrationB?.deregister(fdClosing: true)
+        registrationA?.deregister(fdClosing: lingering != a)
+        registrationB?.deregister(fdClosing: lingering != b)
         registrationA = nil
         registrationB = nil
-        close(a)
-        close(b)
+        for fd in [a, b] {
+            if fd == lingering { LingeringClose.start(fd, on: loop) } else { close(fd) }
+        }
         let result = SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: end)
         let completion = self.completion
         self.completion = nil

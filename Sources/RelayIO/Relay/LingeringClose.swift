@@ -1,0 +1,64 @@
+import CRelayShims
+import Glibc
+
+/// Closes a socket without turning the close into a reset: sends FIN after whatever is
+/// still queued for the peer, then reads and throws away what the peer goes on sending
+/// until its FIN, an error or `deadline`, and only then closes. (Linux answers the close of
+/// a socket with unread data by a reset, which also discards what was queued for the peer:
+/// the end of a reply it has not read yet.)
+/// Loop-confined: touched only on its loop's thread; it keeps itself alive until it ends.
+final class LingeringClose: @unchecked Sendable {
+    /// How long a peer that keeps sending is waited for.
+    static let deadline: Duration = .seconds(2)
+
+    private let fd: Int32
+    private let loop: EventLoop
+    private var registration: IORegistration?
+    private var timer: LoopTimer?
+    /// Holds this object while it lingers (the loop's handlers and timer hold it only weakly).
+    private var keepAlive: LingeringClose?
+
+    /// Starts lingering on `fd`, which must not be registered with `loop`; call on the loop.
+    @discardableResult
+    static func start(_ fd: Int32, on loop: EventLoop) -> LingeringClose {
+        let closer = LingeringClose(fd: fd, loop: loop)
+        closer.begin()
+        return closer
+    }
+
+    private init(fd: Int32, loop: EventLoop) {
+        self.fd = fd
+        self.loop = loop
+    }
+
+    private func begin() {
+        keepAlive = self
+        _ = shutdown(fd, Int32(SHUT_WR))
+        let registration = loop.register(fd)
+        registration.onReadable = { [weak self] in self?.discard() }
+        registration.setInterest(read: true, write: false)
+        self.registration = registration
+        timer = loop.scheduleTimer(after: Self.deadline) { [weak self] in self?.end() }
+    }
+
+    private func discard() {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        // Bounded like any handler: level-triggered epoll reports what is left.
+        for _ in 0..<32 {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
+            return end()  // the peer's FIN, or an error: nothing more to wait for
+        }
+    }
+
+    private func end() {
+        guard let registration else { return }
+        self.registration = nil
+        timer?.cancel()
+        timer = nil
+        registration.deregister(fdClosing: true)
+        close(fd)
+        keepAlive = nil
+    }
+}
