@@ -5,7 +5,8 @@ import Glibc
 /// still queued for the peer, then reads and throws away what the peer goes on sending
 /// until its FIN, an error or `deadline`, and only then closes. (Linux answers the close of
 /// a socket with unread data by a reset, which also discards what was queued for the peer:
-/// the end of a reply it has not read yet.)
+/// the end of a reply it has not read yet.) A peer still sending at the deadline may get
+/// that reset anyway: what is waiting is read first, but more can arrive before the close.
 /// Loop-confined: touched only on its loop's thread; it keeps itself alive until it ends.
 final class LingeringClose: @unchecked Sendable {
     /// How long a peer that keeps sending is waited for.
@@ -13,22 +14,26 @@ final class LingeringClose: @unchecked Sendable {
 
     private let fd: Int32
     private let loop: EventLoop
+    /// Where dropped bytes are read to: the loop's copy buffer, free between handlers.
+    private let pipes: PipePool
     private var registration: IORegistration?
     private var timer: LoopTimer?
     /// Holds this object while it lingers (the loop's handlers and timer hold it only weakly).
     private var keepAlive: LingeringClose?
 
     /// Starts lingering on `fd`, which must not be registered with `loop`; call on the loop.
+    /// `pipes` is the loop's pool, whose copy buffer takes the dropped bytes.
     @discardableResult
-    static func start(_ fd: Int32, on loop: EventLoop) -> LingeringClose {
-        let closer = LingeringClose(fd: fd, loop: loop)
+    static func start(_ fd: Int32, on loop: EventLoop, pipes: PipePool) -> LingeringClose {
+        let closer = LingeringClose(fd: fd, loop: loop, pipes: pipes)
         closer.begin()
         return closer
     }
 
-    private init(fd: Int32, loop: EventLoop) {
+    private init(fd: Int32, loop: EventLoop, pipes: PipePool) {
         self.fd = fd
         self.loop = loop
+        self.pipes = pipes
     }
 
     private func begin() {
@@ -38,18 +43,26 @@ final class LingeringClose: @unchecked Sendable {
         registration.onReadable = { [weak self] in self?.discard() }
         registration.setInterest(read: true, write: false)
         self.registration = registration
-        timer = loop.scheduleTimer(after: Self.deadline) { [weak self] in self?.end() }
+        timer = loop.scheduleTimer(after: Self.deadline) { [weak self] in
+            self?.dropWaiting()
+            self?.end()
+        }
     }
 
     private func discard() {
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         // Bounded like any handler: level-triggered epoll reports what is left.
         for _ in 0..<32 {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, 0)
             if count > 0 { continue }
             if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
             return end()  // the peer's FIN, or an error: nothing more to wait for
         }
+    }
+
+    /// At the deadline: reads what is waiting (bounded), so the close finds no unread bytes
+    /// if the peer has paused.
+    private func dropWaiting() {
+        for _ in 0..<64 where recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, Int32(MSG_DONTWAIT)) > 0 {}
     }
 
     private func end() {

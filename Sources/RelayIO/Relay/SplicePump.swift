@@ -393,7 +393,7 @@ public final class SplicePump: @unchecked Sendable {
         registrationA = nil
         registrationB = nil
         for fd in [a, b] {
-            if fd == lingering { LingeringClose.start(fd, on: loop) } else { close(fd) }
+            if fd == lingering { LingeringClose.start(fd, on: loop, pipes: pipes) } else { close(fd) }
         }
         let result = SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: end)
         let completion = self.completion
