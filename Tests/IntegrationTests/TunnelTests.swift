@@ -109,20 +109,19 @@ extension IntegrationSuite {
             }
         }
 
-        /// The other way round: the upstream replied and closed, and the client's late write
-        /// made it answer with a reset. Its reply was handed on whole, so the client gets it
-        /// and an orderly end, not a reset.
-        @Test("an upstream that replied, closed, then reset a late client write: the client still gets the reply and a clean EOF")
-        func upstreamResetAfterItsReply() throws {
-            let reply = PatternBytes.make(count: 1 << 20, seed: 9)
+        /// A tunnel whose upstream sends a 1 MiB reply and closes without reading; once the
+        /// reply and its FIN have reached the relay, `client` writes what makes the closed
+        /// upstream answer with a reset. The client must then read the whole reply and a
+        /// clean EOF, not a reset.
+        static func expectWholeReplyAfterUpstreamReset(seed: UInt64,
+                                                       client: (TestSocket, RelayProcess, UInt16) throws -> Void) throws {
+            let reply = PatternBytes.make(count: 1 << 20, seed: seed)
             let server = try ReplyThenCloseServer(reply: reply)
             let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
             defer { relay.stop() }
             let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(server.port)")
             usleep(200_000)  // the reply and the upstream's FIN reach the relay and are passed on
-            try socket.write("late")
-            let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(server.port)"])
-            #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
+            try client(socket, relay, server.port)
             let hasher = SHA256Hasher()
             var received = -1
             #expect(throws: Never.self, "the client got a reset, not the end of the reply") {
@@ -132,29 +131,30 @@ extension IntegrationSuite {
             #expect(hasher.finalHex() == SHA256Hasher.hex(reply))
         }
 
+        /// The other way round: the upstream replied and closed, and the client's late write
+        /// made it answer with a reset. Its reply was handed on whole, so the client gets it
+        /// and an orderly end, not a reset.
+        @Test("an upstream that replied, closed, then reset a late client write: the client still gets the reply and a clean EOF")
+        func upstreamResetAfterItsReply() throws {
+            try Self.expectWholeReplyAfterUpstreamReset(seed: 9) { socket, relay, port in
+                try socket.write("late")
+                let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(port)"])
+                #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
+            }
+        }
+
         /// As above, with the client still uploading when the upstream's reset comes: the
         /// relay reads and drops the rest of the upload until the client's FIN instead of
         /// closing with unread bytes, which Linux would turn into a reset that throws away
         /// the end of the reply.
         @Test("an upstream that replied and closed while the client kept uploading: the client still gets the whole reply")
         func upstreamResetWhileTheClientUploads() throws {
-            let reply = PatternBytes.make(count: 1 << 20, seed: 10)
-            let server = try ReplyThenCloseServer(reply: reply)
-            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
-            defer { relay.stop() }
-            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(server.port)")
-            usleep(200_000)  // the reply and the upstream's FIN reach the relay and are passed on
-            let chunk = PatternBytes.make(count: 16 * 1024, seed: 11)
-            let stop = Date().addingTimeInterval(0.3)
-            while Date() < stop, (try? socket.write(chunk)) != nil { usleep(5_000) }
-            socket.shutdownWrite()
-            let hasher = SHA256Hasher()
-            var received = -1
-            #expect(throws: Never.self, "the client got a reset, not the end of the reply") {
-                received = try socket.drainToEOF(into: hasher)
+            try Self.expectWholeReplyAfterUpstreamReset(seed: 10) { socket, _, _ in
+                let chunk = PatternBytes.make(count: 16 * 1024, seed: 11)
+                let stop = Date().addingTimeInterval(0.3)
+                while Date() < stop, (try? socket.write(chunk)) != nil { usleep(5_000) }
+                socket.shutdownWrite()
             }
-            #expect(received == reply.count)
-            #expect(hasher.finalHex() == SHA256Hasher.hex(reply))
         }
 
         @Test("the tunnel-open row is committed before the first payload byte")
