@@ -147,6 +147,30 @@ extension IntegrationSuite {
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 
+        /// A static forward has no status line: the refusal is a close before any byte, and
+        /// the open row (written while the upstream connects) gets its close row with why.
+        @Test("static forward to a refusing upstream: closed without a byte, open and close rows audited")
+        func forwardToRefusingUpstream() throws {
+            let closedPort = try TestListener.refusedPort()
+            let fixture = try Fixture(extraConfig: ["forward 127.0.0.1:0 to 127.0.0.1:\(closedPort)"],
+                                      extraServers: [closedPort])
+            defer { fixture.stop() }
+            let port = try #require(fixture.relay.listeners.last?.port)
+            let socket = try TestSocket.connect(port: port)
+            defer { socket.close() }
+            #expect(ProxyClient.closes(socket), "the forward must close the client, not hold it")
+            let target = "127.0.0.1:\(closedPort)"
+            let closes = fixture.relay.audit.waitForEvents(where: "event = 'forward-close' AND target = ?", [target])
+            #expect(closes.count == 1, "audit:\n\(fixture.relay.audit.dump())")
+            #expect(closes.first?["reason"] == "upstream-refused")
+            #expect(closes.first?["resolved"] == target)
+            #expect(closes.first?["bytes_up"] == "0")
+            let opens = try fixture.relay.audit.events(where: "event = 'forward-open' AND target = ?", [target])
+            #expect(opens.count == 1, "one open row per close row; audit:\n\(fixture.relay.audit.dump())")
+            #expect(Int(opens.first?["seq"] ?? "") ?? .max < Int(closes.first?["seq"] ?? "") ?? 0, "open before close")
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
         /// A listener with backlog 0 whose accept queue is already full silently drops SYNs,
         /// so the relay's connect neither succeeds nor is refused: only its timer ends it.
         @Test("upstream that never answers the handshake: 504 upstream-timeout, audited")

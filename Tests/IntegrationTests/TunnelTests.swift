@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteTestSupport
 import Testing
 
 extension IntegrationSuite {
@@ -168,6 +169,33 @@ extension IntegrationSuite {
             #expect(rows.count == 1, "tunnel-open must be visible to another reader as soon as 200 arrives; audit:\n\(relay.audit.dump())")
             try socket.write("ping")
             #expect(try socket.readExactly(4) == Array("ping".utf8))
+        }
+
+        /// The open row is written while the upstream connects; the relay must still wait for
+        /// its commit. Another process holding the trail's write lock keeps that commit (and
+        /// so every byte) back until it lets go.
+        @Test("the forward-open row is committed before the first payload byte")
+        func forwardOpenRowBeforeFirstByte() throws {
+            let echo = try EchoServer()
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "server 127.0.0.1:\(echo.port)", "forward 127.0.0.1:0 to 127.0.0.1:\(echo.port)",
+            ]))
+            defer { relay.stop() }
+            let port = try #require(relay.listeners.last?.port)
+            let lock = try SQLiteWriteLock(path: relay.auditPath)
+            let socket = try TestSocket.connect(port: port)
+            defer { socket.close() }
+            try socket.write("ping")
+            socket.setTimeout(seconds: 1)
+            #expect(throws: (any Error).self, "an echo arrived before the open row could commit") {
+                try socket.read()
+            }
+            lock.release()
+            socket.setTimeout(seconds: TestSocket.defaultTimeoutSeconds)
+            #expect(try socket.readExactly(4) == Array("ping".utf8))
+            // No polling: an echoed byte is the relay's promise that the open row is durable.
+            let rows = try relay.audit.events(where: "event = 'forward-open' AND target = ?", ["127.0.0.1:\(echo.port)"])
+            #expect(rows.count == 1, "audit:\n\(relay.audit.dump())")
         }
 
         @Test("forward LISTEN to HOST:PORT: byte-exact plain TCP relay, forward-open/close audited")

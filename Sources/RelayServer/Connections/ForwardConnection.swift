@@ -17,6 +17,14 @@ final class ForwardConnection: @unchecked Sendable {
     private var candidates: ArraySlice<IPAddress> = []
     private var rule = ""
     private var connectAttempt: ConnectAttempt?
+    /// The address being connected to, then the one connected.
+    private var resolved = ""
+    /// The connected upstream, until the relay takes it; -1 before.
+    private var upstreamFD: Int32 = -1
+    /// The open row is durable: with the upstream connected, the relay may start.
+    private var openCommitted = false
+    /// The relay started, or the connection was refused or failed: later answers are ignored.
+    private var finished = false
 
     init(context: LoopContext, fd: Int32, forward: ForwardDirective, target: String, identity: SessionIdentity) {
         self.context = context
@@ -57,47 +65,85 @@ final class ForwardConnection: @unchecked Sendable {
             return refuse(refusal.reason, rule: refusal.rule ?? rule,
                           resolved: ProxySession.endpoint(refusal.address, forward.port))
         }
+        guard let first = result.ordered.first else {
+            return refuse(.resolveFailed, rule: rule, resolved: nil)
+        }
         candidates = result.ordered[...]
-        connectNext(lastFailure: .resolveFailed)
+        // The open row is written while the upstream connects (as for CONNECT): the relay
+        // starts when both are done, so the commit costs the stream no extra wait and the
+        // loop no extra wake-up. A connect that then fails becomes that row's close row.
+        resolved = ProxySession.endpoint(first, forward.port)
+        recordOpen()
+        connectNext(lastFailure: .upstreamUnreachable)
     }
 
-    private func connectNext(lastFailure: ReasonCode) {
-        guard let address = candidates.popFirst() else {
-            return refuse(lastFailure, rule: rule, resolved: nil)
-        }
-        let socketAddress = SocketAddress(bytes: address.bytes, port: forward.port)
-        let resolved = ProxySession.endpoint(address, forward.port)
-        connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
-                                              timeout: settings.timeouts.connect) { [self] result in
-            connectAttempt = nil
-            switch result {
-            case .success(let upstreamFD): open(upstreamFD, resolved: resolved)
-            case .failure(let error): connectNext(lastFailure: ClientConnection.reason(for: error))
-            }
-        }
-    }
-
-    /// Commits the open record, and only then relays.
-    private func open(_ upstreamFD: Int32, resolved: String) {
+    private func recordOpen() {
         let entry = AuditEntry(event: .forwardOpen, decision: .allow, reason: .allowed, target: target,
                                resolved: resolved, rule: rule)
         let loop = context.loop
         context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
-            loop.execute { [self] in
-                guard committed else {
-                    close(upstreamFD)
-                    return refuse(.internalError, rule: rule, resolved: resolved)
-                }
-                let tunnel = TunnelContext(target: target, resolved: resolved, rule: rule, startedAt: startedAt)
-                TunnelRelay(context: context, clientFD: fd, upstreamFD: upstreamFD, clientLeftover: [],
-                            toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity,
-                            setNoDelay: true).start()
+            loop.execute { [self] in openRecorded(committed) }
+        }
+    }
+
+    private func connectNext(lastFailure: ReasonCode) {
+        guard let address = candidates.popFirst() else {
+            return failOpened(lastFailure)
+        }
+        resolved = ProxySession.endpoint(address, forward.port)
+        let socketAddress = SocketAddress(bytes: address.bytes, port: forward.port)
+        connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
+                                              timeout: settings.timeouts.connect) { [self] result in
+            connectAttempt = nil
+            switch result {
+            case .success(let fd):
+                upstreamFD = fd
+                startRelayIfReady()
+            case .failure(let error):
+                connectNext(lastFailure: ClientConnection.reason(for: error))
             }
         }
     }
 
+    private func openRecorded(_ committed: Bool) {
+        guard !finished else { return }
+        guard committed else {
+            // Fail closed: without its open record nothing is relayed.
+            connectAttempt?.cancel()
+            connectAttempt = nil
+            if upstreamFD >= 0 { close(upstreamFD) }
+            upstreamFD = -1
+            return refuse(.internalError, rule: rule, resolved: resolved)
+        }
+        openCommitted = true
+        startRelayIfReady()
+    }
+
+    private func startRelayIfReady() {
+        guard openCommitted, upstreamFD >= 0, !finished else { return }
+        finished = true
+        let tunnel = TunnelContext(target: target, resolved: resolved, rule: rule, startedAt: startedAt)
+        TunnelRelay(context: context, clientFD: fd, upstreamFD: upstreamFD, clientLeftover: [],
+                    toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity,
+                    setNoDelay: true).start()
+        upstreamFD = -1
+    }
+
+    /// Every address failed after the open row was written: its close row says why.
+    private func failOpened(_ reason: ReasonCode) {
+        guard !finished else { return }
+        finished = true
+        let entry = AuditEntry(event: .forwardClose, decision: .allow, reason: reason, target: target,
+                               resolved: resolved, rule: rule,
+                               durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
+        context.shared.audit.record(entry, identity: identity)
+        close(fd)
+        context.shared.connectionClosed()
+    }
+
     /// A raw TCP client has no status line to read: the refusal is the audit row and a close.
     private func refuse(_ reason: ReasonCode, rule: String?, resolved: String?) {
+        finished = true
         let entry = AuditEntry(event: .refused, decision: .deny, reason: reason, target: target, resolved: resolved,
                                rule: rule, durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
         context.shared.audit.record(entry, identity: identity)
