@@ -11,7 +11,9 @@ public final class SQLiteWriteLock {
     }
 
     public init(path: String) throws {
+        // Waits out a commit the writer may be making at this moment.
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK,
+              sqlite3_busy_timeout(db, 5000) == SQLITE_OK,
               sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK
         else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -182,14 +182,14 @@ extension RelayIOSuite {
 
         @Test func aConnectThatNeverCompletesTimesOut() throws {
             let target = try SaturatedListener()
-            let before = Descriptors.connectingSockets()
+            let before = Descriptors.connectingSockets(to: target.port)
             let outcome = Latch<(Result<Int32, IOError>, UInt64)>()
             let started = monotonicNanos()
             let attempt = TCPConnector.connect(to: target.address, on: group.next(), timeout: .milliseconds(200)) {
                 outcome.set(($0, monotonicNanos()))
             }
             var ours: Set<UInt64> = []
-            #expect(eventually { ours = Descriptors.connectingSockets().subtracting(before); return !ours.isEmpty })
+            #expect(eventually { ours = Descriptors.connectingSockets(to: target.port).subtracting(before); return !ours.isEmpty })
             let (result, finished) = try #require(outcome.wait())
             let elapsed = Double(finished - started) / 1e6
             guard case .failure(let error) = result else {
@@ -208,14 +208,14 @@ extension RelayIOSuite {
 
         @Test func cancelInFlightClosesTheSocketAndNeverCompletes() throws {
             let target = try SaturatedListener()
-            let before = Descriptors.connectingSockets()
+            let before = Descriptors.connectingSockets(to: target.port)
             let completions = Shared(0)
             let loop = group.next()
             let attempt = TCPConnector.connect(to: target.address, on: loop, timeout: .milliseconds(200)) { _ in
                 completions.update { $0 += 1 }
             }
             var ours: Set<UInt64> = []
-            #expect(eventually { ours = Descriptors.connectingSockets().subtracting(before); return !ours.isEmpty })
+            #expect(eventually { ours = Descriptors.connectingSockets(to: target.port).subtracting(before); return !ours.isEmpty })
             #expect(ours.count == 1)
             for inode in ours { #expect(Descriptors.isOpenSocket(inode)) }
             loop.sync { attempt.cancel() }
@@ -229,7 +229,7 @@ extension RelayIOSuite {
 
         @Test func cancelBeforeTheLoopStartsTheAttemptOpensNoSocket() throws {
             let target = try SaturatedListener()
-            let before = Descriptors.connectingSockets()
+            let before = Descriptors.connectingSockets(to: target.port)
             let completions = Shared(0)
             let loop = group.next()
             loop.sync {
@@ -241,7 +241,7 @@ extension RelayIOSuite {
             usleep(200_000)
             loop.sync {}
             #expect(completions.value == 0)
-            #expect(Descriptors.connectingSockets().subtracting(before).isEmpty)
+            #expect(Descriptors.connectingSockets(to: target.port).subtracting(before).isEmpty)
         }
     }
 }

@@ -340,9 +340,31 @@ enum Descriptors {
         tcpSockets().first { $0.state == 10 && $0.localPort == port }?.inode
     }
 
-    /// Inodes of our sockets still connecting (SYN_SENT).
-    static func connectingSockets() -> Set<UInt64> {
-        Set(tcpSockets().filter { $0.state == 2 }.map(\.inode))
+    /// Inodes of our IPv4 sockets still connecting (SYN_SENT) to `port`. Only that port:
+    /// tests running in parallel in this process leave their own sockets connecting (the
+    /// fillers of a full accept queue), which must not count as this test's.
+    static func connectingSockets(to port: UInt16) -> Set<UInt64> {
+        // Read to EOF: /proc files report a size of 0, which some readers take at its word.
+        guard let file = fopen("/proc/net/tcp", "r") else { return [] }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        let table = String(decoding: bytes, as: UTF8.self)
+        let hex = String(port, radix: 16, uppercase: true)
+        let remoteSuffix = ":" + String(repeating: "0", count: 4 - hex.count) + hex
+        var connecting = Set<UInt64>()
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[3] == "02", fields[2].hasSuffix(remoteSuffix),
+                  let inode = UInt64(fields[9]) else { continue }
+            connecting.insert(inode)
+        }
+        return connecting.intersection(openSocketInodes())
     }
 }
 
