@@ -165,9 +165,69 @@ extension IntegrationSuite {
             #expect(closes.first?["reason"] == "upstream-refused")
             #expect(closes.first?["resolved"] == target)
             #expect(closes.first?["bytes_up"] == "0")
-            let opens = try fixture.relay.audit.events(where: "event = 'forward-open' AND target = ?", [target])
-            #expect(opens.count == 1, "one open row per close row; audit:\n\(fixture.relay.audit.dump())")
-            #expect(Int(opens.first?["seq"] ?? "") ?? .max < Int(closes.first?["seq"] ?? "") ?? 0, "open before close")
+            Expect.unaffected(fixture.relay, fixture.healthy)
+            // Settled (the healthy round trip came after): exactly one open and one close row.
+            let session = closes.first?["session"] ?? ""
+            let events = try fixture.relay.audit.events(where: "session = ?", [session]).map { $0["event"] ?? "" }
+            #expect(events == ["forward-open", "forward-close"], "audit:\n\(fixture.relay.audit.dump())")
+        }
+
+        /// A forward still connecting when the drain deadline passes is aborted like a
+        /// tunnel: its committed open row gets a close row with reason `shutdown` before the
+        /// trail is closed.
+        @Test("static forward still connecting at shutdown: its open row gets a shutdown close row")
+        func forwardConnectingAtShutdown() throws {
+            let blackhole = try TestListener(backlog: 0)
+            let fillers = blackhole.occupyAcceptQueue()
+            defer { fillers.forEach { $0.close() } }
+            usleep(100_000)
+            let target = "127.0.0.1:\(blackhole.port)"
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "server \(target)", "forward 127.0.0.1:0 to \(target)", "connect-timeout 60s",
+            ]))
+            defer { relay.stop() }
+            let socket = try TestSocket.connect(port: try #require(relay.listeners.last?.port))
+            defer { socket.close() }
+            let opens = relay.audit.waitForEvents(where: "event = 'forward-open' AND target = ?", [target])
+            try #require(opens.count == 1, "audit:\n\(relay.audit.dump())")
+            #expect(relay.stop() == 0, "SIGTERM must drain, abort and exit 0; stderr:\n\(relay.stderr)")
+            let rows = try relay.audit.events(where: "target = ?", [target])
+            #expect(rows.map { $0["event"] ?? "" } == ["forward-open", "forward-close"], "audit:\n\(relay.audit.dump())")
+            #expect(rows.last?["reason"] == "shutdown")
+            #expect(ProxyClient.closes(socket), "the client is closed, not left hanging")
+        }
+
+        /// An open row the database refuses: nothing is relayed, the refusal is recorded as
+        /// `internal-error`, and no close row refers to the missing open row, whichever of
+        /// the failed connect and the failed commit comes first.
+        @Test("open row refused by the database: no byte relayed, no close row without its open row",
+              arguments: [false, true])
+        func openRowRefusedByTheDatabase(upstreamRefuses: Bool) throws {
+            let closedPort = try TestListener.refusedPort()
+            let upstream = upstreamRefuses ? closedPort : nil
+            let echo = try EchoServer()
+            let upstreamPort = upstream ?? echo.port
+            let fixture = try Fixture(extraConfig: ["forward 127.0.0.1:0 to 127.0.0.1:\(upstreamPort)"],
+                                      extraServers: [upstreamPort])
+            defer { fixture.stop() }
+            try fixture.relay.audit.refuseRows(ofEvent: "forward-open")
+            try fixture.relay.audit.refuseRows(ofEvent: "tunnel-open")
+            let target = "127.0.0.1:\(upstreamPort)"
+
+            let forwardPort = try #require(fixture.relay.listeners.last?.port)
+            let socket = try TestSocket.connect(port: forwardPort)
+            defer { socket.close() }
+            try socket.write("ping")
+            #expect(ProxyClient.closes(socket), "nothing may be relayed without the open row")
+
+            let (_, response) = try ProxyClient.connect(relayPort: fixture.relay.proxyPort, authority: target)
+            Expect.refusal(response, status: 500, reason: "internal-error")
+
+            let refused = fixture.relay.audit.waitForEvents(where: "event = 'refused' AND reason = 'internal-error' AND target = ?",
+                                                            [target], count: 2)
+            #expect(refused.count == 2, "audit:\n\(fixture.relay.audit.dump())")
+            let closes = try fixture.relay.audit.events(where: "event IN ('forward-close', 'tunnel-close') AND target = ?", [target])
+            #expect(closes.isEmpty, "a close row without its open row; audit:\n\(fixture.relay.audit.dump())")
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 

@@ -235,6 +235,29 @@ extension IntegrationSuite {
 }
 
 extension IntegrationSuite.TunnelTests {
+    /// A forward reads its client at once when the relay starts (the client usually spoke
+    /// while the upstream connected). A protocol where the server speaks first finds nothing
+    /// there: the greeting still reaches the silent client, and the client's reply and FIN
+    /// still reach the server.
+    @Test("static forward, server speaks first: greeting to a silent client, then the reply and FIN")
+    func forwardServerSpeaksFirst() throws {
+        let greeting = Array("220 relay test greeting\r\n".utf8)
+        let server = try DuplexServer(downBeforeEOF: greeting)
+        let relay = try RelayProcess(config: RelayConfigText.proxy([
+            "server 127.0.0.1:\(server.port)", "forward 127.0.0.1:0 to 127.0.0.1:\(server.port)",
+        ]))
+        defer { relay.stop() }
+        let socket = try TestSocket.connect(port: try #require(relay.listeners.last?.port))
+        defer { socket.close() }
+        #expect(try socket.readExactly(greeting.count) == greeting)
+        let reply = PatternBytes.make(count: 100_000, seed: 11)
+        try socket.write(reply)
+        socket.shutdownWrite()
+        #expect(try socket.readToEOF().isEmpty, "nothing but the greeting comes down")
+        #expect(Self.waitForStream(server) == ReceivedStream(count: reply.count, sha256: SHA256Hasher.hex(reply), sawEOF: true))
+    }
+
+
     /// A CONNECT pipelined behind a keep-alive response that a slow client has not read yet:
     /// the rest of that response, then the 200, then the tunnel, in order. (This once hit a
     /// precondition: a client could crash the relay by reading slowly.)

@@ -114,6 +114,10 @@ public struct ProxySession {
         /// The open record is being committed while the upstream connects; relaying starts
         /// when both are done. `candidates` are the checked addresses still to try.
         case opening(Request, candidates: ArraySlice<IPAddress>, committed: Bool, connected: Bool)
+        /// Every address failed before the open record committed. The refusal waits for the
+        /// commit's answer, so a close record is written only for an open record that is
+        /// stored (a failed commit makes this a plain `internal-error` refusal).
+        case failedBeforeCommit(Request, reason: ReasonCode)
         case forwarding(Exchange)
         case tunnelled
         case closed
@@ -279,8 +283,10 @@ public struct ProxySession {
                 request.resolved = Self.endpoint(next, request.port)
                 state = .opening(request, candidates: rest, committed: committed, connected: false)
                 actions.append(.connect(next, port: request.port))
-            } else {
+            } else if committed {
                 failOpened(request, reason: reason, now: now, into: &actions)
+            } else {
+                state = .failedBeforeCommit(request, reason: reason)
             }
         case (.opening(let request, let candidates, let committed, false), .upstreamConnected):
             upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "",
@@ -296,9 +302,12 @@ public struct ProxySession {
             } else {
                 state = .opening(request, candidates: candidates, committed: true, connected: false)
             }
-        case (.opening(let request, _, false, _), .auditFailed):
+        case (.opening(let request, _, false, _), .auditFailed),
+             (.failedBeforeCommit(let request, _), .auditFailed):
             // Fail closed: without its open record nothing is relayed.
             refuse(.internalError, request: request, now: now, into: &actions)
+        case (.failedBeforeCommit(let request, let reason), .auditCommitted):
+            failOpened(request, reason: reason, now: now, into: &actions)
 
         case (.forwarding(var exchange), .upstreamEOF):
             upstreamEnded(&exchange, reason: .upstreamClosed, now: now, into: &actions)
@@ -319,6 +328,7 @@ public struct ProxySession {
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions)
         case (.opening(let request, _, _, _), .connectionLost(let reason)),
+             (.failedBeforeCommit(let request, _), .connectionLost(let reason)),
              (.resolving(let request), .connectionLost(let reason)) where request.openRecorded:
             // The open row is written (or being written): it gets its close row.
             actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))

@@ -111,7 +111,12 @@ public final class SplicePump: @unchecked Sendable {
     public var bytesBtoA: UInt64 { bToA.bytes }
 
     /// Starts relaying; `completion` runs once on the loop when both sockets are done.
-    public func start(completion: @escaping @Sendable (SpliceResult) -> Void) {
+    ///
+    /// `readAFirst`: read side A at once instead of waiting for epoll to report it, for a
+    /// caller that expects A to have spoken already (a static forward's client, whose
+    /// request arrived while the upstream connected and the open row committed): one loop
+    /// pass less per tunnel, or one `recv` wasted when A has not.
+    public func start(readAFirst: Bool = false, completion: @escaping @Sendable (SpliceResult) -> Void) {
         loop.preconditionInLoop()
         self.completion = completion
         let registrationA = loop.register(a)
@@ -127,7 +132,7 @@ public final class SplicePump: @unchecked Sendable {
         self.registrationA = registrationA
         self.registrationB = registrationB
         // Initial bytes go out now, not when the other side first speaks.
-        for direction in [aToB, bToA] where !direction.unsent.isEmpty {
+        for direction in [aToB, bToA] where !direction.unsent.isEmpty || (readAFirst && direction === aToB) {
             pump(direction)
         }
         updateInterest()

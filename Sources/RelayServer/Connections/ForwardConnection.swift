@@ -4,8 +4,19 @@ import RelayIO
 
 /// One accepted connection on a static `forward` listener: no HTTP, just the registry checks,
 /// the open record, and a spliced relay to the one configured server.
-/// Loop-confined: touched only on its loop's thread.
-final class ForwardConnection: @unchecked Sendable {
+///
+/// The open row is written while the upstream connects (as for CONNECT), and the relay starts
+/// once both are done. A close row is written only for an open row that committed, so the
+/// trail never shows the end of an attempt whose start it does not hold.
+/// Loop-confined: touched only on its loop's thread; tracked there until the relay takes over.
+final class ForwardConnection: @unchecked Sendable, IdleTracked {
+    /// Where the open row stands.
+    private enum OpenRow {
+        case unwritten
+        case pending
+        case committed
+    }
+
     private let context: LoopContext
     private let settings: RuntimeSettings
     private let forward: ForwardDirective
@@ -15,15 +26,17 @@ final class ForwardConnection: @unchecked Sendable {
     /// `host:port` of the forward, formatted once per listener.
     private let target: String
     private var candidates: ArraySlice<IPAddress> = []
-    private var rule = ""
+    private var rule: String?
+    /// The address being connected to, then the one connected (or the one refused).
+    private var resolved: String?
     private var connectAttempt: ConnectAttempt?
-    /// The address being connected to, then the one connected.
-    private var resolved = ""
     /// The connected upstream, until the relay takes it; -1 before.
     private var upstreamFD: Int32 = -1
-    /// The open row is durable: with the upstream connected, the relay may start.
-    private var openCommitted = false
-    /// The relay started, or the connection was refused or failed: later answers are ignored.
+    private var openRow = OpenRow.unwritten
+    /// Every connect failed while the open row was still pending: its close row, with this
+    /// reason, waits for the commit's answer.
+    private var endedBeforeCommit: ReasonCode?
+    /// The relay started or the attempt ended: later answers only settle the trail.
     private var finished = false
 
     init(context: LoopContext, fd: Int32, forward: ForwardDirective, target: String, identity: SessionIdentity) {
@@ -35,11 +48,26 @@ final class ForwardConnection: @unchecked Sendable {
         self.target = target
     }
 
+    /// Nothing moves before the relay starts: the attempt is as old as the connection.
+    var lastActivity: UInt64 { startedAt }
+
+    func idleTimedOut() {
+        end(.idleTimeout)
+    }
+
+    /// The drain deadline passed while this attempt connected or waited for its commit. The
+    /// close row goes in at once: the trail is about to be flushed and closed.
+    func abortForShutdown() {
+        end(.shutdown, closeRowNow: true)
+    }
+
     func start() {
+        context.track(self)
         // Checked again per connection: a reload may have unregistered the target since startup.
         switch settings.session.registry.decide(host: forward.host, port: forward.port) {
         case .deny(let denyRule, let reason):
-            return refuse(reason, rule: denyRule, resolved: nil)
+            rule = denyRule
+            return end(reason)
         case .allow(let allowRule):
             rule = allowRule
         }
@@ -50,9 +78,10 @@ final class ForwardConnection: @unchecked Sendable {
             let loop = context.loop
             context.shared.resolver.resolve(host: name, port: forward.port) { [self] result in
                 loop.execute { [self] in
+                    guard !finished else { return }
                     switch result {
                     case .success(let addresses): check(addresses.compactMap { IPAddress(bytes: $0.ipBytes) })
-                    case .failure: refuse(.resolveFailed, rule: rule, resolved: nil)
+                    case .failure: end(.resolveFailed)
                     }
                 }
             }
@@ -60,24 +89,25 @@ final class ForwardConnection: @unchecked Sendable {
     }
 
     private func check(_ addresses: [IPAddress]) {
-        let result = settings.session.registry.checkAll(addresses, port: forward.port, allowRule: rule)
+        let result = settings.session.registry.checkAll(addresses, port: forward.port, allowRule: rule ?? "")
         if let refusal = result.refusal {
-            return refuse(refusal.reason, rule: refusal.rule ?? rule,
-                          resolved: ProxySession.endpoint(refusal.address, forward.port))
+            rule = refusal.rule ?? rule
+            resolved = ProxySession.endpoint(refusal.address, forward.port)
+            return end(refusal.reason)
         }
         guard let first = result.ordered.first else {
-            return refuse(.resolveFailed, rule: rule, resolved: nil)
+            return end(.resolveFailed)
         }
         candidates = result.ordered[...]
-        // The open row is written while the upstream connects (as for CONNECT): the relay
-        // starts when both are done, so the commit costs the stream no extra wait and the
-        // loop no extra wake-up. A connect that then fails becomes that row's close row.
         resolved = ProxySession.endpoint(first, forward.port)
         recordOpen()
         connectNext(lastFailure: .upstreamUnreachable)
     }
 
+    /// The open row starts its commit while the upstream connects: the commit costs the
+    /// stream no extra wait and the loop no extra wake-up.
     private func recordOpen() {
+        openRow = .pending
         let entry = AuditEntry(event: .forwardOpen, decision: .allow, reason: .allowed, target: target,
                                resolved: resolved, rule: rule)
         let loop = context.loop
@@ -88,7 +118,7 @@ final class ForwardConnection: @unchecked Sendable {
 
     private func connectNext(lastFailure: ReasonCode) {
         guard let address = candidates.popFirst() else {
-            return failOpened(lastFailure)
+            return end(lastFailure)
         }
         resolved = ProxySession.endpoint(address, forward.port)
         let socketAddress = SocketAddress(bytes: address.bytes, port: forward.port)
@@ -96,8 +126,8 @@ final class ForwardConnection: @unchecked Sendable {
                                               timeout: settings.timeouts.connect) { [self] result in
             connectAttempt = nil
             switch result {
-            case .success(let fd):
-                upstreamFD = fd
+            case .success(let connected):
+                upstreamFD = connected
                 startRelayIfReady()
             case .failure(let error):
                 connectNext(lastFailure: ClientConnection.reason(for: error))
@@ -106,48 +136,67 @@ final class ForwardConnection: @unchecked Sendable {
     }
 
     private func openRecorded(_ committed: Bool) {
-        guard !finished else { return }
-        guard committed else {
-            // Fail closed: without its open record nothing is relayed.
-            connectAttempt?.cancel()
-            connectAttempt = nil
-            if upstreamFD >= 0 { close(upstreamFD) }
-            upstreamFD = -1
-            return refuse(.internalError, rule: rule, resolved: resolved)
+        if finished {
+            // The attempt ended first; its row waited for this answer.
+            guard let reason = endedBeforeCommit else { return }
+            endedBeforeCommit = nil
+            return committed ? recordClose(reason) : recordRefusal(.internalError)
         }
-        openCommitted = true
+        guard committed else {
+            // Fail closed: without its open record nothing is relayed, and nothing refers to it.
+            openRow = .unwritten
+            return end(.internalError)
+        }
+        openRow = .committed
         startRelayIfReady()
     }
 
     private func startRelayIfReady() {
-        guard openCommitted, upstreamFD >= 0, !finished else { return }
+        guard openRow == .committed, upstreamFD >= 0, !finished else { return }
         finished = true
-        let tunnel = TunnelContext(target: target, resolved: resolved, rule: rule, startedAt: startedAt)
+        context.untrack(self)
+        let tunnel = TunnelContext(target: target, resolved: resolved ?? "", rule: rule ?? "", startedAt: startedAt)
+        // The client's first bytes most likely arrived while the upstream connected.
         TunnelRelay(context: context, clientFD: fd, upstreamFD: upstreamFD, clientLeftover: [],
                     toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity,
-                    setNoDelay: true).start()
+                    setNoDelay: true, readClientFirst: true).start()
         upstreamFD = -1
     }
 
-    /// Every address failed after the open row was written: its close row says why.
-    private func failOpened(_ reason: ReasonCode) {
+    /// Ends the attempt before any byte was relayed: closes both sides, then records why. A
+    /// raw TCP client has no status line to read: the close is its answer.
+    /// - Parameter closeRowNow: write the close row even while the open row is pending.
+    private func end(_ reason: ReasonCode, closeRowNow: Bool = false) {
         guard !finished else { return }
         finished = true
+        context.untrack(self)
+        connectAttempt?.cancel()
+        connectAttempt = nil
+        if upstreamFD >= 0 {
+            close(upstreamFD)
+            upstreamFD = -1
+        }
+        close(fd)
+        context.shared.connectionClosed()
+        switch openRow {
+        case .unwritten: recordRefusal(reason)
+        case .committed: recordClose(reason)
+        case .pending:
+            if closeRowNow { recordClose(reason) } else { endedBeforeCommit = reason }
+        }
+    }
+
+    private func recordRefusal(_ reason: ReasonCode) {
+        let entry = AuditEntry(event: .refused, decision: .deny, reason: reason, target: target, resolved: resolved,
+                               rule: rule, durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
+        context.shared.audit.record(entry, identity: identity)
+    }
+
+    /// The close row of an opened attempt that never relayed a byte.
+    private func recordClose(_ reason: ReasonCode) {
         let entry = AuditEntry(event: .forwardClose, decision: .allow, reason: reason, target: target,
                                resolved: resolved, rule: rule,
                                durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
         context.shared.audit.record(entry, identity: identity)
-        close(fd)
-        context.shared.connectionClosed()
-    }
-
-    /// A raw TCP client has no status line to read: the refusal is the audit row and a close.
-    private func refuse(_ reason: ReasonCode, rule: String?, resolved: String?) {
-        finished = true
-        let entry = AuditEntry(event: .refused, decision: .deny, reason: reason, target: target, resolved: resolved,
-                               rule: rule, durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
-        context.shared.audit.record(entry, identity: identity)
-        close(fd)
-        context.shared.connectionClosed()
     }
 }

@@ -15,13 +15,16 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
     private var abortReason: ReasonCode?
     /// The tunnel's place under `max-tunnels-per-principal`, given back at the end.
     private let quotaPlace: TunnelQuotaPlace?
+    /// The client has most likely spoken already: read it at once (`SplicePump.start`).
+    private let readClientFirst: Bool
 
     /// `setNoDelay`: the sockets come straight from accept/connect (static forwards) rather
     /// than from a proxy connection that already tuned them.
     init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
          tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, setNoDelay: Bool = false,
-         quotaPlace: TunnelQuotaPlace? = nil) {
+         quotaPlace: TunnelQuotaPlace? = nil, readClientFirst: Bool = false) {
         self.context = context
+        self.readClientFirst = readClientFirst
         self.quotaPlace = quotaPlace
         self.tunnel = tunnel
         self.closeEvent = closeEvent
@@ -36,7 +39,7 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
 
     func start() {
         context.track(self)
-        pump.start { [self] result in
+        pump.start(readAFirst: readClientFirst) { [self] result in
             self.finished(result)
         }
     }

@@ -10,6 +10,25 @@ typealias AuditRow = [String: String]
 struct AuditDB: Sendable {
     let path: String
 
+    /// Makes the database refuse every new row of `event` (a trigger, as a hostile or broken
+    /// admin change would): the writer's batch holding such a row fails at once.
+    func refuseRows(ofEvent event: String) throws {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let db else {
+            sqlite3_close_v2(db)
+            throw HarnessError("open \(path) for writing")
+        }
+        defer { sqlite3_close_v2(db) }
+        sqlite3_busy_timeout(db, 5000)
+        let sql = """
+            CREATE TRIGGER refuse_\(event.replacingOccurrences(of: "-", with: "_")) BEFORE INSERT ON audit_events
+            WHEN NEW.event = '\(event)' BEGIN SELECT RAISE(ABORT, 'refused by test'); END
+            """
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            throw HarnessError("create trigger: \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
     /// Runs `sql` with `?` parameters bound as text; every column comes back as text.
     func query(_ sql: String, _ parameters: [String] = []) throws -> [AuditRow] {
         var db: OpaquePointer?

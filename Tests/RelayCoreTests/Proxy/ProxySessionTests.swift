@@ -172,6 +172,7 @@ import Testing
         let opening = session.handle(.resolved([a, b]), now: 2)
         #expect(Self.auditEntries(opening).map(\.event) == [.tunnelOpen])
         #expect(opening.last == .connect(a, port: 80))
+        #expect(session.handle(.auditCommitted, now: 2).isEmpty)
         #expect(session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3) == [.connect(b, port: 80)])
         let actions = session.handle(.upstreamConnectFailed(.upstreamTimeout), now: 4)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 504") == true)
@@ -181,6 +182,43 @@ import Testing
         #expect(close.reason == .upstreamTimeout)
         #expect(close.status == 504)
         #expect(close.resolved == "10.1.2.4:80")
+    }
+
+    /// A close row is written only for an open row that is stored: when every address fails
+    /// before the open row's commit answers, the refusal waits for that answer.
+    @Test func connectFailureBeforeTheCommitWaitsForIt() throws {
+        for committed in [true, false] {
+            var session = ProxySession(settings: try Self.settings())
+            _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+            let a = IPAddress.v4(IPv4Address(strict: "10.1.2.3")!)
+            _ = session.handle(.resolved([a]), now: 2)
+            #expect(session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3).isEmpty,
+                    "nothing is answered or recorded before the open row's commit")
+            let actions = session.handle(committed ? .auditCommitted : .auditFailed, now: 4)
+            let entries = Self.auditEntries(actions)
+            if committed {
+                #expect(entries.map(\.event) == [.tunnelClose])
+                #expect(entries.first?.reason == .upstreamRefused)
+                #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 502") == true)
+            } else {
+                #expect(entries.map(\.event) == [.refused], "no close row for an open row that was never stored")
+                #expect(entries.first?.reason == .internalError)
+                #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 500") == true)
+            }
+            #expect(actions.last == .closeClient)
+            #expect(session.isFinished)
+        }
+    }
+
+    @Test func connectionLostWhileAFailedOpeningWaitsClosesTheRow() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        _ = session.handle(.resolved([.v4(IPv4Address(strict: "10.1.2.3")!)]), now: 2)
+        _ = session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3)
+        let actions = session.handle(.connectionLost(.clientReset), now: 4)
+        #expect(Self.auditEntries(actions).map(\.event) == [.tunnelClose])
+        #expect(actions.last == .closeClient)
+        #expect(session.handle(.auditCommitted, now: 5).isEmpty, "a late commit changes nothing")
     }
 
     @Test func resolveFailureIs502() throws {
