@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SQLiteTestSupport
 import Testing
 
 /// One hostile request head and the refusal the contract promises for it.
@@ -170,6 +171,36 @@ extension IntegrationSuite {
             let session = closes.first?["session"] ?? ""
             let events = try fixture.relay.audit.events(where: "session = ?", [session]).map { $0["event"] ?? "" }
             #expect(events == ["forward-open", "forward-close"], "audit:\n\(fixture.relay.audit.dump())")
+        }
+
+        /// A client lost (here: idle-timed out) while its open row waits for a commit that then
+        /// fails: no close row is left without its open row. The commit is held back by another
+        /// process's write lock, then refused by a trigger.
+        @Test("client lost while its open row waits for a commit that fails: no orphan close row")
+        func clientLostBeforeAFailingCommit() throws {
+            let echo = try EchoServer()
+            let relay = try RelayProcess(config: RelayConfigText.proxy([
+                "server 127.0.0.1:\(echo.port)", "idle-timeout 500ms",
+            ]))
+            defer { relay.stop() }
+            try relay.audit.refuseRows(ofEvent: "tunnel-open")
+            let target = "127.0.0.1:\(echo.port)"
+            let lock = try SQLiteWriteLock(path: relay.auditPath)
+            let socket = try TestSocket.connect(port: relay.proxyPort)
+            defer { socket.close() }
+            try socket.write("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n")
+            #expect(ProxyClient.closes(socket), "the idle sweep closes the waiting client")
+            lock.release()
+            // Rows commit in order and a failed batch's rows are retried ahead of newer ones:
+            // once a later refusal is visible, a retried close row would be too.
+            _ = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "marker.example:443")
+            #expect(relay.audit.waitForEvents(where: "target = 'marker.example:443'").count == 1)
+            usleep(400_000)  // past the retry delay (100 ms) of a failed batch's rows
+            _ = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "marker2.example:443")
+            #expect(relay.audit.waitForEvents(where: "target = 'marker2.example:443'").count == 1)
+            let rows = try relay.audit.events(where: "target = ?", [target])
+            #expect(rows.isEmpty, "neither the refused open row nor a close row for it; audit:\n\(relay.audit.dump())")
+            #expect(relay.isAlive)
         }
 
         /// A forward still connecting when the drain deadline passes is aborted like a

@@ -118,6 +118,9 @@ public struct ProxySession {
         /// commit's answer, so a close record is written only for an open record that is
         /// stored (a failed commit makes this a plain `internal-error` refusal).
         case failedBeforeCommit(Request, reason: ReasonCode)
+        /// The connection was lost while the open record's commit was pending: the sockets
+        /// are closed, and the close record waits for the commit's answer (none if it failed).
+        case lostBeforeCommit(Request, reason: ReasonCode)
         case forwarding(Exchange)
         case tunnelled
         case closed
@@ -218,7 +221,7 @@ public struct ProxySession {
     /// True once the session has nothing more to do (closed or handed off as a tunnel).
     public var isFinished: Bool {
         switch state {
-        case .closed, .tunnelled: return true
+        case .closed, .tunnelled, .lostBeforeCommit: return true
         default: return false
         }
     }
@@ -327,10 +330,21 @@ public struct ProxySession {
         case (.forwarding(let exchange), .connectionLost(let reason)):
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions)
+        case (.opening(let request, _, false, _), .connectionLost(let reason)) where reason != .shutdown,
+             (.failedBeforeCommit(let request, _), .connectionLost(let reason)) where reason != .shutdown:
+            // A close row only for a stored open row: it waits for the commit's answer.
+            closeAll(into: &actions)
+            state = .lostBeforeCommit(request, reason: reason)
+        case (.lostBeforeCommit(let request, let reason), .auditCommitted):
+            state = .closed
+            actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))
+        case (.lostBeforeCommit, .auditFailed):
+            state = .closed
         case (.opening(let request, _, _, _), .connectionLost(let reason)),
              (.failedBeforeCommit(let request, _), .connectionLost(let reason)),
              (.resolving(let request), .connectionLost(let reason)) where request.openRecorded:
-            // The open row is written (or being written): it gets its close row.
+            // The open row is stored, or the server is stopping and its trail about to be
+            // closed: the close row goes in now.
             actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))
             closeAll(into: &actions)
         case (_, .connectionLost):

@@ -279,7 +279,21 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         }
         let loop = context.loop
         context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
-            loop.execute { [self] in deliver(committed ? .auditCommitted : .auditFailed) }
+            loop.execute { [self] in
+                if finished {
+                    settleAfterFinish(committed ? .auditCommitted : .auditFailed)
+                } else {
+                    deliver(committed ? .auditCommitted : .auditFailed)
+                }
+            }
+        }
+    }
+
+    /// The connection closed while its open row's commit was pending: the session may still
+    /// owe that row its close row, and only the audit part of its answer applies now.
+    private func settleAfterFinish(_ event: ProxySessionEvent) {
+        for case .audit(let entry, _) in session.handle(event, now: monotonicNanos()) {
+            context.shared.audit.record(entry, identity: identity)
         }
     }
 

@@ -210,15 +210,38 @@ import Testing
         }
     }
 
-    @Test func connectionLostWhileAFailedOpeningWaitsClosesTheRow() throws {
+    /// A client lost while its open row's commit is pending: the sockets close at once, and
+    /// the close row follows the commit (none if it failed), except at shutdown, when the
+    /// trail is about to close and the row goes in at once.
+    @Test(arguments: [false, true])
+    func connectionLostBeforeTheCommitWaitsForIt(everyConnectFailed: Bool) throws {
+        for committed in [true, false] {
+            var session = ProxySession(settings: try Self.settings())
+            _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+            _ = session.handle(.resolved([.v4(IPv4Address(strict: "10.1.2.3")!)]), now: 2)
+            if everyConnectFailed {
+                _ = session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3)
+            }
+            let lost = session.handle(.connectionLost(.clientReset), now: 4)
+            #expect(Self.auditEntries(lost).isEmpty, "no close row before the open row is stored")
+            #expect(lost.last == .closeClient)
+            #expect(session.isFinished)
+            let settled = session.handle(committed ? .auditCommitted : .auditFailed, now: 5)
+            #expect(Self.auditEntries(settled).map(\.event) == (committed ? [.tunnelClose] : []))
+            #expect(Self.auditEntries(settled).first.map(\.reason) == (committed ? .clientReset : nil))
+            #expect(!settled.contains(.closeClient), "the sockets are closed already")
+            #expect(session.handle(.auditCommitted, now: 6).isEmpty, "settled once")
+        }
+    }
+
+    @Test func shutdownBeforeTheCommitClosesTheRowAtOnce() throws {
         var session = ProxySession(settings: try Self.settings())
         _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
         _ = session.handle(.resolved([.v4(IPv4Address(strict: "10.1.2.3")!)]), now: 2)
-        _ = session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3)
-        let actions = session.handle(.connectionLost(.clientReset), now: 4)
+        let actions = session.handle(.connectionLost(.shutdown), now: 3)
         #expect(Self.auditEntries(actions).map(\.event) == [.tunnelClose])
         #expect(actions.last == .closeClient)
-        #expect(session.handle(.auditCommitted, now: 5).isEmpty, "a late commit changes nothing")
+        #expect(session.handle(.auditCommitted, now: 4).isEmpty)
     }
 
     @Test func resolveFailureIs502() throws {
