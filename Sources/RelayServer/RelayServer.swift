@@ -215,6 +215,12 @@ public final class RelayServer: Sendable {
             usleep(10_000)
         }
         auditLog.flush()
+        // A connection that ended while its open row was committing records its close row
+        // when the commit answers, from a task the answer queued on its loop: one pass over
+        // every loop runs those tasks, and `close` commits what they added.
+        for context in contexts {
+            context.loop.sync {}
+        }
         auditLog.close()
         logger.log(.notice, "stopped")
     }

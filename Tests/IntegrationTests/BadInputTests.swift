@@ -174,9 +174,9 @@ extension IntegrationSuite {
         }
 
         /// A client lost (here: idle-timed out) while its open row waits for a commit that then
-        /// fails: no close row is left without its open row. The commit is held back by another
+        /// fails: the attempt is recorded as refused, and no close row is left without its open row. The commit is held back by another
         /// process's write lock, then refused by a trigger.
-        @Test("client lost while its open row waits for a commit that fails: no orphan close row")
+        @Test("client lost while its open row waits for a commit that fails: a refusal, no orphan close row")
         func clientLostBeforeAFailingCommit() throws {
             let echo = try EchoServer()
             let relay = try RelayProcess(config: RelayConfigText.proxy([
@@ -199,7 +199,8 @@ extension IntegrationSuite {
             _ = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "marker2.example:443")
             #expect(relay.audit.waitForEvents(where: "target = 'marker2.example:443'").count == 1)
             let rows = try relay.audit.events(where: "target = ?", [target])
-            #expect(rows.isEmpty, "neither the refused open row nor a close row for it; audit:\n\(relay.audit.dump())")
+            #expect(rows.map { $0["event"] ?? "" } == ["refused"], "a refusal, and no close row for the refused open row; audit:\n\(relay.audit.dump())")
+            #expect(rows.first?["reason"] == "internal-error")
             #expect(relay.isAlive)
         }
 
@@ -229,37 +230,74 @@ extension IntegrationSuite {
         }
 
         /// An open row the database refuses: nothing is relayed, the refusal is recorded as
-        /// `internal-error`, and no close row refers to the missing open row, whichever of
-        /// the failed connect and the failed commit comes first.
+        /// `internal-error`, and no close row refers to the missing open row, in each order of
+        /// the commit's failure and the connect's outcome. Another process's write lock holds
+        /// the commit back until the connect is done; a trigger then refuses the row.
         @Test("open row refused by the database: no byte relayed, no close row without its open row",
-              arguments: [false, true])
-        func openRowRefusedByTheDatabase(upstreamRefuses: Bool) throws {
-            let closedPort = try TestListener.refusedPort()
-            let upstream = upstreamRefuses ? closedPort : nil
+              arguments: OpenRowRefusal.allCases)
+        func openRowRefusedByTheDatabase(_ order: OpenRowRefusal) throws {
             let echo = try EchoServer()
-            let upstreamPort = upstream ?? echo.port
-            let fixture = try Fixture(extraConfig: ["forward 127.0.0.1:0 to 127.0.0.1:\(upstreamPort)"],
+            let refusing = try TestListener.refusedPort()
+            let blackhole = try TestListener(backlog: 0)
+            let fillers = blackhole.occupyAcceptQueue()
+            defer { fillers.forEach { $0.close() } }
+            let upstreamPort: UInt16
+            switch order {
+            case .connectFailsFirst: upstreamPort = refusing
+            case .connectSucceedsFirst: upstreamPort = echo.port
+            case .commitFailsWhileConnecting: upstreamPort = blackhole.port
+            }
+            let fixture = try Fixture(extraConfig: ["forward 127.0.0.1:0 to 127.0.0.1:\(upstreamPort)", "connect-timeout 30s"],
                                       extraServers: [upstreamPort])
             defer { fixture.stop() }
             try fixture.relay.audit.refuseRows(ofEvent: "forward-open")
             try fixture.relay.audit.refuseRows(ofEvent: "tunnel-open")
             let target = "127.0.0.1:\(upstreamPort)"
+            let lock = order == .commitFailsWhileConnecting ? nil : try SQLiteWriteLock(path: fixture.relay.auditPath)
 
-            let forwardPort = try #require(fixture.relay.listeners.last?.port)
-            let socket = try TestSocket.connect(port: forwardPort)
-            defer { socket.close() }
-            try socket.write("ping")
-            #expect(ProxyClient.closes(socket), "nothing may be relayed without the open row")
-
-            let (_, response) = try ProxyClient.connect(relayPort: fixture.relay.proxyPort, authority: target)
-            Expect.refusal(response, status: 500, reason: "internal-error")
+            let forwarded = try TestSocket.connect(port: try #require(fixture.relay.listeners.last?.port))
+            defer { forwarded.close() }
+            try forwarded.write("ping")
+            let tunnel = try TestSocket.connect(port: fixture.relay.proxyPort)
+            defer { tunnel.close() }
+            try tunnel.write("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n")
+            if let lock {
+                usleep(300_000)  // both connects finish (refused or established) behind the lock
+                lock.release()
+            }
+            #expect(ProxyClient.closes(forwarded), "nothing may be relayed without the open row")
+            Expect.refusal(try ProxyClient.readResponse(tunnel), status: 500, reason: "internal-error")
 
             let refused = fixture.relay.audit.waitForEvents(where: "event = 'refused' AND reason = 'internal-error' AND target = ?",
                                                             [target], count: 2)
             #expect(refused.count == 2, "audit:\n\(fixture.relay.audit.dump())")
-            let closes = try fixture.relay.audit.events(where: "event IN ('forward-close', 'tunnel-close') AND target = ?", [target])
-            #expect(closes.isEmpty, "a close row without its open row; audit:\n\(fixture.relay.audit.dump())")
             Expect.unaffected(fixture.relay, fixture.healthy)
+            let rows = try fixture.relay.audit.events(where: "target = ?", [target]).map { $0["event"] ?? "" }
+            #expect(rows == ["refused", "refused"], "no open row and no close row; audit:\n\(fixture.relay.audit.dump())")
+        }
+
+        /// A forward whose connect was refused while its open row waited behind a lock, then
+        /// SIGTERM: the drain finds no connection left, and the close row that waits for the
+        /// commit still reaches the trail before it closes.
+        @Test("shutdown while an ended forward's open row commits: its close row is not lost")
+        func shutdownWhileAnEndedForwardCommits() throws {
+            let refusing = try TestListener.refusedPort()
+            let target = "127.0.0.1:\(refusing)"
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server \(target)", "forward 127.0.0.1:0 to \(target)"]))
+            defer { relay.stop() }
+            let lock = try SQLiteWriteLock(path: relay.auditPath)
+            let socket = try TestSocket.connect(port: try #require(relay.listeners.last?.port))
+            defer { socket.close() }
+            #expect(ProxyClient.closes(socket), "a refused connect closes the client at once")
+            let releaser = Thread {
+                usleep(500_000)
+                lock.release()
+            }
+            releaser.start()
+            #expect(relay.stop() == 0, "stderr:\n\(relay.stderr)")
+            let rows = try relay.audit.events(where: "target = ?", [target])
+            #expect(rows.map { $0["event"] ?? "" } == ["forward-open", "forward-close"], "audit:\n\(relay.audit.dump())")
+            #expect(rows.last?["reason"] == "upstream-refused")
         }
 
         /// A listener with backlog 0 whose accept queue is already full silently drops SYNs,
@@ -299,4 +337,16 @@ extension IntegrationSuite {
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
     }
+}
+
+/// Which comes first when the database refuses a tunnel's open row.
+enum OpenRowRefusal: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// The upstream refuses while the commit waits behind another process's lock.
+    case connectFailsFirst
+    /// The upstream accepts while the commit waits behind another process's lock.
+    case connectSucceedsFirst
+    /// The commit fails at once while the connect to a silent upstream is still pending.
+    case commitFailsWhileConnecting
+
+    var testDescription: String { rawValue }
 }

@@ -2,8 +2,10 @@ import CSQLite
 
 /// Another connection's write transaction on a database (`BEGIN IMMEDIATE`), held until
 /// `release`: what a stalled disk or another writer looks like to the audit writer. Shared
-/// by the server's unit tests and the integration tests.
-public final class SQLiteWriteLock {
+/// by the server's unit tests and the integration tests. A test may release it from another
+/// thread than the one that took it (SQLite's default threading mode is serialized); it must
+/// not release it from two at once.
+public final class SQLiteWriteLock: @unchecked Sendable {
     private var db: OpaquePointer?
 
     public struct Failure: Error, CustomStringConvertible {

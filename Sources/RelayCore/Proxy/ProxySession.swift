@@ -330,21 +330,26 @@ public struct ProxySession {
         case (.forwarding(let exchange), .connectionLost(let reason)):
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions)
-        case (.opening(let request, _, false, _), .connectionLost(let reason)) where reason != .shutdown,
-             (.failedBeforeCommit(let request, _), .connectionLost(let reason)) where reason != .shutdown:
-            // A close row only for a stored open row: it waits for the commit's answer.
+        case (.opening(let request, _, false, _), .connectionLost(let reason)),
+             (.failedBeforeCommit(let request, let reason), .connectionLost):
+            // A close row only for a stored open row: it waits for the commit's answer. An
+            // attempt whose every connect had failed keeps that failure as its reason.
             closeAll(into: &actions)
             state = .lostBeforeCommit(request, reason: reason)
         case (.lostBeforeCommit(let request, let reason), .auditCommitted):
             state = .closed
             actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))
-        case (.lostBeforeCommit, .auditFailed):
+        case (.lostBeforeCommit(let request, _), .auditFailed):
+            // The allowed decision was never stored: the attempt is recorded as refused.
             state = .closed
+            actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: .internalError, target: request.target,
+                                             resolved: request.resolved, rule: request.rule,
+                                             durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now),
+                                             principal: request.principal?.name, scheme: request.principal?.scheme),
+                                  awaitCommit: false))
         case (.opening(let request, _, _, _), .connectionLost(let reason)),
-             (.failedBeforeCommit(let request, _), .connectionLost(let reason)),
              (.resolving(let request), .connectionLost(let reason)) where request.openRecorded:
-            // The open row is stored, or the server is stopping and its trail about to be
-            // closed: the close row goes in now.
+            // The open row is stored: it gets its close row now.
             actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))
             closeAll(into: &actions)
         case (_, .connectionLost):

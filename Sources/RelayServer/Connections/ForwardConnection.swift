@@ -55,10 +55,10 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         end(.idleTimeout)
     }
 
-    /// The drain deadline passed while this attempt connected or waited for its commit. The
-    /// close row goes in at once: the trail is about to be flushed and closed.
+    /// The drain deadline passed while this attempt connected or waited for its commit (a
+    /// pending commit's answer still settles the row before the trail closes).
     func abortForShutdown() {
-        end(.shutdown, closeRowNow: true)
+        end(.shutdown)
     }
 
     func start() {
@@ -163,10 +163,10 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         upstreamFD = -1
     }
 
-    /// Ends the attempt before any byte was relayed: closes both sides, then records why. A
-    /// raw TCP client has no status line to read: the close is its answer.
-    /// - Parameter closeRowNow: write the close row even while the open row is pending.
-    private func end(_ reason: ReasonCode, closeRowNow: Bool = false) {
+    /// Ends the attempt before any byte was relayed: closes both sides, then records why (or,
+    /// while the open row is pending, once its commit answers). A raw TCP client has no
+    /// status line to read: the close is its answer.
+    private func end(_ reason: ReasonCode) {
         guard !finished else { return }
         finished = true
         context.untrack(self)
@@ -181,8 +181,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         switch openRow {
         case .unwritten: recordRefusal(reason)
         case .committed: recordClose(reason)
-        case .pending:
-            if closeRowNow { recordClose(reason) } else { endedBeforeCommit = reason }
+        case .pending: endedBeforeCommit = reason
         }
     }
 
