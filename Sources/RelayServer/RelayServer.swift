@@ -214,14 +214,18 @@ public final class RelayServer: Sendable {
         while shared.activeConnections > 0 && monotonicNanos() < abortDeadline {
             usleep(10_000)
         }
-        auditLog.flush()
         // A connection that ended while its open row was committing records its close row
-        // when the commit answers, from a task the answer queued on its loop: one pass over
-        // every loop runs those tasks, and `close` commits what they added.
-        for context in contexts {
-            context.loop.sync {}
+        // when the commit answers, from a task the answer queued on its loop: a pass over
+        // every loop after each flush runs those tasks, until they add nothing more.
+        for _ in 0..<3 {
+            auditLog.flush()
+            for context in contexts {
+                context.loop.sync {}
+            }
+            if auditLog.pendingCount == 0 { break }
         }
         auditLog.close()
-        logger.log(.notice, "stopped")
+        let dropped = auditLog.droppedCount
+        logger.log(dropped > 0 ? .error : .notice, dropped > 0 ? "stopped; \(dropped) audit rows could not be stored" : "stopped")
     }
 }

@@ -342,15 +342,15 @@ public struct ProxySession {
         case (.lostBeforeCommit(let request, _), .auditFailed):
             // The allowed decision was never stored: the attempt is recorded as refused.
             state = .closed
-            actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: .internalError, target: request.target,
-                                             resolved: request.resolved, rule: request.rule,
-                                             durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now),
-                                             principal: request.principal?.name, scheme: request.principal?.scheme),
-                                  awaitCommit: false))
+            actions.append(.audit(unopenedEntry(request, reason: .internalError, now: now), awaitCommit: false))
         case (.opening(let request, _, _, _), .connectionLost(let reason)),
              (.resolving(let request), .connectionLost(let reason)) where request.openRecorded:
             // The open row is stored: it gets its close row now.
             actions.append(.audit(failureCloseEntry(request, reason: reason, status: nil, now: now), awaitCommit: false))
+            closeAll(into: &actions)
+        case (.resolving(let request), .connectionLost(let reason)):
+            // Allowed by name, lost before its addresses were checked: recorded, as a forward's is.
+            actions.append(.audit(unopenedEntry(request, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions)
         case (_, .connectionLost):
             if !isFinished { closeAll(into: &actions) }
@@ -632,6 +632,14 @@ public struct ProxySession {
         actions.append(.audit(failureCloseEntry(request, reason: reason, status: status, now: now), awaitCommit: false))
         actions.append(.sendToClient(ProxyResponses.refusal(reason, status: status)))
         closeAll(into: &actions)
+    }
+
+    /// The row of an attempt that ended with no open row stored and no client left to answer.
+    private func unopenedEntry(_ request: Request, reason: ReasonCode, now: UInt64) -> AuditEntry {
+        AuditEntry(event: .refused, decision: .deny, reason: reason, target: request.target,
+                   resolved: request.resolved, rule: request.rule,
+                   durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now),
+                   principal: request.principal?.name, scheme: request.principal?.scheme)
     }
 
     /// The close row of an opened request that never relayed anything.

@@ -241,6 +241,20 @@ import Testing
         }
     }
 
+    @Test func connectionLostWhileResolvingIsRecorded() throws {
+        var session = ProxySession(settings: try Self.settings())
+        let first = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        #expect(first == [.resolve(name: "app.corp.example", port: 80)])
+        let actions = session.handle(.connectionLost(.idleTimeout), now: 2)
+        let entries = Self.auditEntries(actions)
+        #expect(entries.map(\.event) == [.refused], "the attempt allowed by name is not missing from the trail")
+        #expect(entries.first?.reason == .idleTimeout)
+        #expect(entries.first?.status == nil, "no answer went out")
+        #expect(Self.refusalBody(actions) == nil, "the client is gone: nothing to send")
+        #expect(actions.last == .closeClient)
+        #expect(session.handle(.resolved([.v4(IPv4Address(strict: "10.1.2.3")!)]), now: 3).isEmpty)
+    }
+
     @Test func resolveFailureIs502() throws {
         var session = ProxySession(settings: try Self.settings())
         _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
