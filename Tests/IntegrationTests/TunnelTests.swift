@@ -158,6 +158,51 @@ extension IntegrationSuite {
             }
         }
 
+        /// A client left lingering (the upstream replied, closed, and reset a late write; the
+        /// relay reads the client to its FIN instead of resetting it) still holds its place
+        /// under `max-connections` until its socket is closed, and is let go when it closes.
+        @Test("a lingering client socket counts under max-connections until it is closed")
+        func lingeringSocketCountsAsAConnection() throws {
+            let reply = Array("short reply".utf8)
+            let server = try ReplyThenCloseServer(reply: reply)
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)", "max-connections 1"]))
+            defer { relay.stop() }
+            let target = "127.0.0.1:\(server.port)"
+            let socket = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: target)
+            defer { socket.close() }
+            #expect(try socket.readExactly(reply.count) == reply)
+            usleep(100_000)  // the upstream's FIN reaches the relay and is passed on
+            try socket.write("late")  // the closed upstream answers with a reset: the client lingers
+            let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", [target])
+            #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
+
+            let (_, during) = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "unregistered.example:443")
+            Expect.refusal(during, status: 503, reason: "overloaded")
+
+            socket.shutdownWrite()  // the client's FIN ends the linger
+            var admitted = false
+            let deadline = Date().addingTimeInterval(5)
+            while !admitted && Date() < deadline {
+                let (probe, response) = try ProxyClient.connect(relayPort: relay.proxyPort, authority: "unregistered.example:443")
+                probe.close()
+                if response.status == 403 { admitted = true } else { usleep(20_000) }
+            }
+            #expect(admitted, "the place was not given back after the lingering socket closed")
+
+            // Tunnels that end without lingering give their place back as they close.
+            for _ in 0..<3 {
+                var tunnel: TestSocket?
+                let deadline = Date().addingTimeInterval(5)
+                while tunnel == nil && Date() < deadline {
+                    let (candidate, response) = try ProxyClient.connect(relayPort: relay.proxyPort, authority: target)
+                    if response.status == 200 { tunnel = candidate } else { candidate.close(); usleep(20_000) }
+                }
+                let open = try #require(tunnel, "a closed tunnel kept its place under max-connections 1")
+                #expect(try open.readToEOF() == reply)
+                open.close()
+            }
+        }
+
         @Test("the tunnel-open row is committed before the first payload byte")
         func openRowBeforeFirstByte() throws {
             let echo = try EchoServer()

@@ -20,20 +20,24 @@ final class LingeringClose: @unchecked Sendable {
     private var timer: LoopTimer?
     /// Holds this object while it lingers (the loop's handlers and timer hold it only weakly).
     private var keepAlive: LingeringClose?
+    /// Runs once the descriptor is closed: whoever counts connections counts this one until then.
+    private var closed: (() -> Void)?
 
     /// Starts lingering on `fd`, which must not be registered with `loop`; call on the loop.
-    /// `pipes` is the loop's pool, whose copy buffer takes the dropped bytes.
+    /// `pipes` is the loop's pool, whose copy buffer takes the dropped bytes; `closed` runs
+    /// on the loop once `fd` is closed.
     @discardableResult
-    static func start(_ fd: Int32, on loop: EventLoop, pipes: PipePool) -> LingeringClose {
-        let closer = LingeringClose(fd: fd, loop: loop, pipes: pipes)
+    static func start(_ fd: Int32, on loop: EventLoop, pipes: PipePool, closed: (() -> Void)? = nil) -> LingeringClose {
+        let closer = LingeringClose(fd: fd, loop: loop, pipes: pipes, closed: closed)
         closer.begin()
         return closer
     }
 
-    private init(fd: Int32, loop: EventLoop, pipes: PipePool) {
+    private init(fd: Int32, loop: EventLoop, pipes: PipePool, closed: (() -> Void)?) {
         self.fd = fd
         self.loop = loop
         self.pipes = pipes
+        self.closed = closed
     }
 
     private func begin() {
@@ -72,6 +76,9 @@ final class LingeringClose: @unchecked Sendable {
         timer = nil
         registration.deregister(fdClosing: true)
         close(fd)
+        let closed = self.closed
+        self.closed = nil
         keepAlive = nil
+        closed?()
     }
 }

@@ -82,6 +82,7 @@ public final class SplicePump: @unchecked Sendable {
     private let aToB: Direction
     private let bToA: Direction
     @exclusivity(unchecked) private var completion: (@Sendable (SpliceResult) -> Void)?
+    @exclusivity(unchecked) private var released: (@Sendable () -> Void)?
     @exclusivity(unchecked) private var ended = false
     @exclusivity(unchecked) private var registrationA: IORegistration?
     @exclusivity(unchecked) private var registrationB: IORegistration?
@@ -116,9 +117,14 @@ public final class SplicePump: @unchecked Sendable {
     /// caller that expects A to have spoken already (a static forward's client, whose
     /// request arrived while the upstream connected and the open row committed): one loop
     /// pass less per tunnel, or one `recv` wasted when A has not.
-    public func start(readAFirst: Bool = false, completion: @escaping @Sendable (SpliceResult) -> Void) {
+    ///
+    /// `released` runs after `completion`, once both descriptors are closed: at once, or when
+    /// a side that lingers (see `end`) is done, up to `LingeringClose.deadline` later.
+    public func start(readAFirst: Bool = false, completion: @escaping @Sendable (SpliceResult) -> Void,
+                      released: (@Sendable () -> Void)? = nil) {
         loop.preconditionInLoop()
         self.completion = completion
+        self.released = released
         let registrationA = loop.register(a)
         let registrationB = loop.register(b)
         registrationA.onReadable = { [unowned self] in pump(aToB) }
@@ -397,12 +403,16 @@ public final class SplicePump: @unchecked Sendable {
         registrationB?.deregister(fdClosing: lingering != b)
         registrationA = nil
         registrationB = nil
+        let released = self.released
+        self.released = nil
+        var closer: LingeringClose?
         for fd in [a, b] {
-            if fd == lingering { LingeringClose.start(fd, on: loop, pipes: pipes) } else { close(fd) }
+            if fd == lingering { closer = LingeringClose.start(fd, on: loop, pipes: pipes, closed: released) } else { close(fd) }
         }
         let result = SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: end)
         let completion = self.completion
         self.completion = nil
         completion?(result)
+        if closer == nil { released?() }
     }
 }

@@ -39,9 +39,14 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
 
     func start() {
         context.track(self)
-        pump.start(readAFirst: readClientFirst) { [self] result in
+        // The connection counts (max-connections, the drain at shutdown) until its last
+        // descriptor is closed, which a lingering side may delay past the close row.
+        let shared = context.shared
+        pump.start(readAFirst: readClientFirst, completion: { [self] result in
             self.finished(result)
-        }
+        }, released: {
+            shared.connectionClosed()
+        })
     }
 
     func idleTimedOut() {
@@ -76,6 +81,5 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
         // open the next tunnel at once.
         quotaPlace?.release()
         context.shared.audit.record(entry, identity: identity)
-        context.shared.connectionClosed()
     }
 }
