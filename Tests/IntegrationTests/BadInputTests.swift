@@ -174,8 +174,9 @@ extension IntegrationSuite {
         }
 
         /// A client lost (here: idle-timed out) while its open row waits for a commit that then
-        /// fails: the attempt is recorded as refused, and no close row is left without its open row. The commit is held back by another
-        /// process's write lock, then refused by a trigger.
+        /// fails: the attempt is recorded as refused, and no close row is left without its
+        /// open row. The commit is held back by another process's write lock, then refused by
+        /// a trigger.
         @Test("client lost while its open row waits for a commit that fails: a refusal, no orphan close row")
         func clientLostBeforeAFailingCommit() throws {
             let echo = try EchoServer()
@@ -209,10 +210,7 @@ extension IntegrationSuite {
         /// trail is closed.
         @Test("static forward still connecting at shutdown: its open row gets a shutdown close row")
         func forwardConnectingAtShutdown() throws {
-            let blackhole = try TestListener(backlog: 0)
-            let fillers = blackhole.occupyAcceptQueue()
-            defer { fillers.forEach { $0.close() } }
-            usleep(100_000)
+            let blackhole = try BlackholeListener()
             let target = "127.0.0.1:\(blackhole.port)"
             let relay = try RelayProcess(config: RelayConfigText.proxy([
                 "server \(target)", "forward 127.0.0.1:0 to \(target)", "connect-timeout 60s",
@@ -238,9 +236,7 @@ extension IntegrationSuite {
         func openRowRefusedByTheDatabase(_ order: OpenRowRefusal) throws {
             let echo = try EchoServer()
             let refusing = try TestListener.refusedPort()
-            let blackhole = try TestListener(backlog: 0)
-            let fillers = blackhole.occupyAcceptQueue()
-            defer { fillers.forEach { $0.close() } }
+            let blackhole = try BlackholeListener()
             let upstreamPort: UInt16
             switch order {
             case .connectFailsFirst: upstreamPort = refusing
@@ -311,14 +307,11 @@ extension IntegrationSuite {
             #expect(rows.last?["reason"] == "upstream-refused")
         }
 
-        /// A listener with backlog 0 whose accept queue is already full silently drops SYNs,
-        /// so the relay's connect neither succeeds nor is refused: only its timer ends it.
+        /// A blackhole upstream: the relay's connect neither succeeds nor is refused, and only
+        /// its timer ends it.
         @Test("upstream that never answers the handshake: 504 upstream-timeout, audited")
         func upstreamConnectTimeout() throws {
-            let blackhole = try TestListener(backlog: 0)
-            let fillers = blackhole.occupyAcceptQueue()
-            defer { fillers.forEach { $0.close() } }
-            usleep(100_000)
+            let blackhole = try BlackholeListener()
             let fixture = try Fixture(extraConfig: ["connect-timeout 1s"], extraServers: [blackhole.port])
             defer { fixture.stop() }
             let target = "127.0.0.1:\(blackhole.port)"

@@ -13,19 +13,14 @@ struct AuditDB: Sendable {
     /// Makes the database refuse every new row of `event` (a trigger, as a hostile or broken
     /// admin change would): the writer's batch holding such a row fails at once.
     func refuseRows(ofEvent event: String) throws {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let db else {
-            sqlite3_close_v2(db)
-            throw HarnessError("open \(path) for writing")
-        }
-        defer { sqlite3_close_v2(db) }
-        sqlite3_busy_timeout(db, 5000)
         let sql = """
             CREATE TRIGGER refuse_\(event.replacingOccurrences(of: "-", with: "_")) BEFORE INSERT ON audit_events
             WHEN NEW.event = '\(event)' BEGIN SELECT RAISE(ABORT, 'refused by test'); END
             """
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw HarnessError("create trigger: \(String(cString: sqlite3_errmsg(db)))")
+        try withReadWriteConnection { db in
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+                throw HarnessError("create trigger: \(String(cString: sqlite3_errmsg(db)))")
+            }
         }
     }
 
@@ -102,6 +97,16 @@ struct AuditDB: Sendable {
 extension AuditDB {
     /// Runs one statement read-write: the tampering a verifier must catch.
     func execute(_ sql: String) throws {
+        try withReadWriteConnection { db in
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+                throw HarnessError("'\(sql)': \(String(cString: sqlite3_errmsg(db)))")
+            }
+            guard sqlite3_changes(db) > 0 else { throw HarnessError("'\(sql)' changed no row") }
+        }
+    }
+
+    /// A read-write connection of its own for `body`, waiting out the writer's commits.
+    private func withReadWriteConnection(_ body: (OpaquePointer) throws -> Void) throws {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let db else {
             sqlite3_close_v2(db)
@@ -109,9 +114,6 @@ extension AuditDB {
         }
         defer { sqlite3_close_v2(db) }
         sqlite3_busy_timeout(db, 5000)
-        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
-            throw HarnessError("'\(sql)': \(String(cString: sqlite3_errmsg(db)))")
-        }
-        guard sqlite3_changes(db) > 0 else { throw HarnessError("'\(sql)' changed no row") }
+        try body(db)
     }
 }

@@ -301,3 +301,21 @@ final class TestListener: @unchecked Sendable {
         return listener.port
     }
 }
+
+/// A port whose accept queue is full: the kernel drops further SYNs, so a connect to it
+/// neither completes nor is refused, and only the connector's timer ends it.
+final class BlackholeListener: @unchecked Sendable {
+    private let listener: TestListener
+    private let fillers: [TestSocket]
+    var port: UInt16 { listener.port }
+
+    init() throws {
+        listener = try TestListener(backlog: 0)
+        fillers = listener.occupyAcceptQueue()
+        usleep(100_000)  // the fillers' handshakes complete and fill the queue
+    }
+
+    deinit {
+        fillers.forEach { $0.close() }
+    }
+}
