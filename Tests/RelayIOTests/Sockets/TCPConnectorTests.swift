@@ -185,7 +185,9 @@ extension RelayIOSuite {
             let before = Descriptors.connectingSockets(to: target.port)
             let outcome = Latch<(Result<Int32, IOError>, UInt64)>()
             let started = monotonicNanos()
-            let attempt = TCPConnector.connect(to: target.address, on: group.next(), timeout: .milliseconds(200)) {
+            // A deadline long enough for a test thread stalled by the parallel suites to see
+            // the socket while it still connects.
+            let attempt = TCPConnector.connect(to: target.address, on: group.next(), timeout: .seconds(1)) {
                 outcome.set(($0, monotonicNanos()))
             }
             var ours: Set<UInt64> = []
@@ -197,7 +199,7 @@ extension RelayIOSuite {
                 return
             }
             #expect(error.errno == ETIMEDOUT)
-            #expect(elapsed >= 150, "gave up after \(elapsed) ms, before its deadline")
+            #expect(elapsed >= 950, "gave up after \(elapsed) ms, before its deadline")
             #expect(elapsed < 5_000, "the kernel's SYN retries ended it (\(elapsed) ms), not the deadline")
             #expect(ours.count == 1)
             for inode in ours {
@@ -211,7 +213,7 @@ extension RelayIOSuite {
             let before = Descriptors.connectingSockets(to: target.port)
             let completions = Shared(0)
             let loop = group.next()
-            let attempt = TCPConnector.connect(to: target.address, on: loop, timeout: .milliseconds(200)) { _ in
+            let attempt = TCPConnector.connect(to: target.address, on: loop, timeout: .seconds(1)) { _ in
                 completions.update { $0 += 1 }
             }
             var ours: Set<UInt64> = []
@@ -222,7 +224,7 @@ extension RelayIOSuite {
             for inode in ours {
                 #expect(Descriptors.waitUntilClosed(inode), "the cancelled socket is still open")
             }
-            usleep(400_000)  // past the 200 ms deadline: the timer must be gone too
+            usleep(1_200_000)  // past the 1 s deadline: the timer must be gone too
             #expect(completions.value == 0)
             loop.sync { attempt.cancel() }  // idempotent
         }
