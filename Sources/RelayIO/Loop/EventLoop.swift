@@ -36,12 +36,20 @@ public final class EventLoop: @unchecked Sendable {
     /// Socket events handed to registrations so far: tests read it to tell a quiet loop
     /// from one that an unhandled level-triggered event keeps waking.
     @exclusivity(unchecked) private(set) var socketEventsDispatched = 0
+    /// Socket events whose registration was gone (a handler earlier in the batch let go):
+    /// tests read it to tell an entry left armed in epoll, reported on every wait.
+    @exclusivity(unchecked) private(set) var unclaimedSocketEvents = 0
     /// Descriptors left in epoll as disabled one-shot entries by a registration that let go
     /// of them (a finished connect handing its socket on). The next registration of the fd
     /// re-arms the entry with one MOD instead of a DEL now and an ADD later. An fd closed
     /// meanwhile left epoll with its last reference; its number's next registration finds
     /// no entry (ENOENT) and adds one.
     @exclusivity(unchecked) private var parked: Set<Int32> = []
+    /// Parked entries still armed, handed from one registration to the next in one pass
+    /// (`IORegistration.deregister(handingOver:)`). One the pass did not register again
+    /// leaves epoll before the loop waits: an armed entry without a handler would be
+    /// reported on every wait.
+    @exclusivity(unchecked) private var handedOver: Set<Int32> = []
     @exclusivity(unchecked) private var timers = TimerHeap()
     @exclusivity(unchecked) private var beforeWaiting: [() -> Void] = []
 
@@ -131,6 +139,7 @@ public final class EventLoop: @unchecked Sendable {
         preconditionInLoop()
         let token = nextToken
         nextToken += 1
+        handedOver.remove(fd)
         let registration = IORegistration(fd: fd, token: token, loop: self,
                                           parkedInEpoll: parked.remove(fd) != nil)
         registrations[token] = registration
@@ -139,6 +148,22 @@ public final class EventLoop: @unchecked Sendable {
 
     func park(_ fd: Int32) {
         parked.insert(fd)
+    }
+
+    /// Parks an armed entry for a registration that follows in this pass.
+    func handOver(_ fd: Int32) {
+        parked.insert(fd)
+        if handedOver.isEmpty {
+            beforeNextWait { [self] in dropUnclaimedHandOvers() }
+        }
+        handedOver.insert(fd)
+    }
+
+    private func dropUnclaimedHandOvers() {
+        for fd in handedOver where parked.remove(fd) != nil {
+            _ = crelay_epoll_ctl(epollFD, Int32(crelay_CTL_DEL), fd, 0, 0)
+        }
+        handedOver.removeAll()
     }
 
     /// 0 on success, else the errno (after crashing on a programmer error).
@@ -209,7 +234,10 @@ public final class EventLoop: @unchecked Sendable {
     private func dispatchEvent(token: UInt64, events: UInt32) {
         if token == 0 { return }  // the wake-up descriptor: tasks run after the events
         // A handler earlier in this batch may have deregistered it.
-        guard let registration = registrations[token] else { return }
+        guard let registration = registrations[token] else {
+            unclaimedSocketEvents &+= 1
+            return
+        }
         socketEventsDispatched &+= 1
         let failed = events & UInt32(crelay_EV_ERR | crelay_EV_HUP) != 0
         registration.reportedFailure = failed
@@ -387,11 +415,16 @@ public final class IORegistration {
     /// Stops watching; the caller may close the fd right after. With `fdClosing` the caller
     /// promises to close it at once, which removes it from epoll without a system call (the
     /// relay never duplicates descriptors, so the close is the last reference). A fired
-    /// one-shot entry is left parked in epoll for the fd's next registration.
-    public func deregister(fdClosing: Bool = false) {
+    /// one-shot entry is left parked in epoll for the fd's next registration. With
+    /// `handingOver` the fd is registered again on this loop before it next waits (a
+    /// connection handing its sockets to a relay): the entry stays, armed as it is, and the
+    /// next registration re-arms it with one MOD instead of a DEL now and an ADD then.
+    public func deregister(fdClosing: Bool = false, handingOver: Bool = false) {
         guard isRegistered else { return }
         if inEpoll && !fdClosing {
-            if oneShot && !wantsWrite {
+            if handingOver {
+                loop.handOver(fd)
+            } else if oneShot && !wantsWrite {
                 loop.park(fd)
             } else {
                 loop.control(Int32(crelay_CTL_DEL), self, events: 0)

@@ -36,16 +36,21 @@ public final class StreamSocket: @unchecked Sendable {
     /// Calls `onReadable` whenever the socket is readable; it should read until `.wouldBlock`.
     public func startReading(_ onReadable: @escaping () -> Void) {
         precondition(!closed, "startReading after close")
-        watched.onReadable = onReadable
+        watched.onReadable = { [unowned self] in
+            // Paused lazily (see `pauseReading`): the first event while paused drops the interest.
+            guard reading else { return updateInterest() }
+            onReadable()
+        }
         reading = true
         updateInterest()
     }
 
-    /// Stops read events until `resumeReading` (idempotent).
+    /// Stops read events until `resumeReading` (idempotent). Lazily: epoll keeps watching
+    /// until an event actually comes while paused, so a pause that ends before the peer
+    /// speaks (a request waiting for its upstream) costs no system call, and a socket handed
+    /// over meanwhile keeps its entry for the next owner.
     public func pauseReading() {
-        guard reading else { return }
         reading = false
-        updateInterest()
     }
 
     /// Resumes read events (idempotent).
@@ -127,17 +132,19 @@ public final class StreamSocket: @unchecked Sendable {
         Glibc.close(fd)
     }
 
-    /// Stops watching without closing: the caller now owns the fd (e.g. a splice relay).
+    /// Stops watching without closing: the caller now owns the fd and registers it again on
+    /// this loop before the loop next waits (a splice relay taking over), which re-arms the
+    /// epoll entry left for it (`IORegistration.deregister(handingOver:)`).
     public func detachFD() -> Int32 {
         precondition(!closed, "detachFD after close")
         closed = true
-        forget(fdClosing: false)
+        forget(handingOver: true)
         return fd
     }
 
-    private func forget(fdClosing: Bool) {
+    private func forget(fdClosing: Bool = false, handingOver: Bool = false) {
         onWritable = nil
-        registration?.deregister(fdClosing: fdClosing)
+        registration?.deregister(fdClosing: fdClosing, handingOver: handingOver)
         registration = nil
     }
 }

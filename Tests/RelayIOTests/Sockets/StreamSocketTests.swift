@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import RelayIO
+@testable import RelayIO
 import Testing
 
 /// A StreamSocket over a loopback pair that records what its read events deliver.
@@ -119,14 +119,57 @@ extension RelayIOSuite {
                 return socket.detachFD()
             }
             #expect(fd == pair.local)
+            let unclaimedBefore = loop.sync { loop.unclaimedSocketEvents }
             #expect(Peer.sendAll(pair.peer, [1, 2, 3]) == 0)
             usleep(100_000)
-            loop.sync {}
+            FailureWatchTests.spinTheLoop(loop)
             #expect(events.value == 0, "a detached socket still delivers events")
+            // Nobody registered it again in that pass: its entry left epoll before the loop
+            // waited, rather than staying armed and reported on every wait.
+            #expect(loop.sync { loop.unclaimedSocketEvents } - unclaimedBefore <= 1)
             #expect(Descriptors.isOpenSocket(inode), "detachFD closed the descriptor it handed over")
             var buffer = [UInt8](repeating: 0, count: 8)
             #expect(recv(fd, &buffer, 8, 0) == 3)
             close(fd)
+        }
+
+        /// A relay taking a detached socket over in the same pass re-arms the epoll entry the
+        /// socket left (one MOD), under its own token: its reads are delivered to it.
+        @Test func aSocketHandedOverInOnePassReadsForItsNewOwner() throws {
+            let pair = try LoopbackPair.make()
+            defer { close(pair.peer) }
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let oldEvents = Shared(0)
+            let newEvents = Shared(0)
+            let received = Shared(0)
+            let unclaimedBefore = loop.sync { loop.unclaimedSocketEvents }
+            let registration = loop.sync {
+                socket.startReading { oldEvents.update { $0 += 1 } }
+                let fd = socket.detachFD()
+                let registration = loop.register(fd)
+                registration.onReadable = {
+                    newEvents.update { $0 += 1 }
+                    var buffer = [UInt8](repeating: 0, count: 64)
+                    while true {
+                        let count = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                        if count <= 0 { break }
+                        received.update { $0 += count }
+                    }
+                }
+                registration.setInterest(read: true, write: false)
+                return registration
+            }
+            #expect(Peer.sendAll(pair.peer, [1, 2, 3, 4]) == 0)
+            #expect(eventually { received.value == 4 }, "the new owner never heard the bytes")
+            FailureWatchTests.spinTheLoop(loop)
+            #expect(oldEvents.value == 0, "the old owner still heard events")
+            #expect(newEvents.value >= 1)
+            #expect(loop.sync { loop.unclaimedSocketEvents } - unclaimedBefore <= 1)
+            loop.sync {
+                registration.deregister(fdClosing: true)
+                close(pair.local)
+            }
         }
 
         /// 4 MiB to a peer that does not read yet: most of it queues, then drains once read.
