@@ -335,9 +335,11 @@ public final class IORegistration {
         staleEntry = parkedInEpoll
     }
 
-    /// Sets what to watch for; a no-op when nothing changes.
+    /// Sets what to watch for; a no-op when nothing changes. The first call on a parked
+    /// entry always acts, since the entry may still be armed with another owner's mask and
+    /// token (a socket handed over): it is re-armed, emptied, or taken out of epoll.
     public func setInterest(read: Bool, write: Bool) {
-        guard isRegistered, read != wantsRead || write != wantsWrite else { return }
+        guard isRegistered, staleEntry || read != wantsRead || write != wantsWrite else { return }
         wantsRead = read
         wantsWrite = write
         let mask = (read ? UInt32(crelay_EV_IN) : 0) | (write ? UInt32(crelay_EV_OUT) : 0)
@@ -416,9 +418,10 @@ public final class IORegistration {
     /// promises to close it at once, which removes it from epoll without a system call (the
     /// relay never duplicates descriptors, so the close is the last reference). A fired
     /// one-shot entry is left parked in epoll for the fd's next registration. With
-    /// `handingOver` the fd is registered again on this loop before it next waits (a
-    /// connection handing its sockets to a relay): the entry stays, armed as it is, and the
-    /// next registration re-arms it with one MOD instead of a DEL now and an ADD then.
+    /// `handingOver` the fd is registered again on this loop, and given its interest, before
+    /// the loop next waits (a connection handing its sockets to a relay): the entry stays,
+    /// armed as it is, and the next registration's first `setInterest` re-arms it with one
+    /// MOD instead of a DEL now and an ADD then.
     public func deregister(fdClosing: Bool = false, handingOver: Bool = false) {
         guard isRegistered else { return }
         if inEpoll && !fdClosing {

@@ -172,6 +172,41 @@ extension RelayIOSuite {
             }
         }
 
+        /// A new owner that wants nothing from a handed-over socket at first (a relay whose
+        /// read side already finished) must still take the entry over: left armed under the
+        /// old token, a socket at EOF would be reported, unclaimed, on every wait.
+        @Test func aHandedOverSocketWantingNothingLeavesNoArmedEntry() throws {
+            let pair = try LoopbackPair.make()
+            defer { close(pair.peer) }
+            let loop = group.next()
+            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let failures = Shared(0)
+            let unclaimedBefore = loop.sync { loop.unclaimedSocketEvents }
+            let registration = loop.sync {
+                socket.startReading {}
+                socket.pauseReading()  // lazily: the entry stays armed for reading
+                let fd = socket.detachFD()
+                let registration = loop.register(fd)
+                registration.onFailure = {
+                    failures.update { $0 += 1 }
+                    return false
+                }
+                registration.setInterest(read: false, write: false)
+                return registration
+            }
+            #expect(Peer.sendAll(pair.peer, [1, 2, 3]) == 0)
+            shutdown(pair.peer, Int32(SHUT_WR))
+            usleep(50_000)
+            FailureWatchTests.spinTheLoop(loop)
+            #expect(loop.sync { loop.unclaimedSocketEvents } - unclaimedBefore <= 1,
+                    "the old owner's armed entry was reported on every wait")
+            #expect(failures.value == 0, "data and a FIN are not a failure")
+            loop.sync {
+                registration.deregister(fdClosing: true)
+                close(pair.local)
+            }
+        }
+
         /// 4 MiB to a peer that does not read yet: most of it queues, then drains once read.
         @Test func bufferedWriterQueuesForASlowReaderAndReportsDrainedOnce() throws {
             let pair = try LoopbackPair.make(peerReceiveBuffer: 64 * 1024, localSendBuffer: 64 * 1024)
