@@ -344,7 +344,8 @@ enum Descriptors {
     /// tests running in parallel in this process leave their own sockets connecting (the
     /// fillers of a full accept queue), which must not count as this test's.
     static func connectingSockets(to port: UInt16) -> Set<UInt64> {
-        // Read to EOF: /proc files report a size of 0, which some readers take at its word.
+        // Read to EOF: /proc files report a size of 0, and Foundation's String(contentsOfFile:)
+        // returns only their first page.
         guard let file = fopen("/proc/net/tcp", "r") else { return [] }
         defer { fclose(file) }
         var bytes: [UInt8] = []
