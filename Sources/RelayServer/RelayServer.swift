@@ -226,6 +226,7 @@ public final class RelayServer: Sendable {
         }
         auditLog.close()
         let dropped = auditLog.droppedCount
-        logger.log(dropped > 0 ? .error : .notice, dropped > 0 ? "stopped; \(dropped) audit rows could not be stored" : "stopped")
+        logger.log(dropped > 0 ? .error : .notice,
+                   dropped > 0 ? "stopped; \(dropped) audit rows could not be stored since start" : "stopped")
     }
 }

@@ -119,7 +119,8 @@ public struct ProxySession {
         /// stored (a failed commit makes this a plain `internal-error` refusal).
         case failedBeforeCommit(Request, reason: ReasonCode)
         /// The connection was lost while the open record's commit was pending: the sockets
-        /// are closed, and the close record waits for the commit's answer (none if it failed).
+        /// are closed, and the commit's answer settles the record: a close record if it was
+        /// stored, an `internal-error` refusal if not.
         case lostBeforeCommit(Request, reason: ReasonCode)
         case forwarding(Exchange)
         case tunnelled
@@ -218,7 +219,8 @@ public struct ProxySession {
         }
     }
 
-    /// True once the session has nothing more to do (closed or handed off as a tunnel).
+    /// True once the connection has nothing more to do: closed, handed off as a tunnel, or
+    /// closed with only its audit row owed (`lostBeforeCommit`: the commit's answer settles it).
     public var isFinished: Bool {
         switch state {
         case .closed, .tunnelled, .lostBeforeCommit: return true

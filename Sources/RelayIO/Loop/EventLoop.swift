@@ -39,14 +39,15 @@ public final class EventLoop: @unchecked Sendable {
     /// Socket events whose registration was gone (a handler earlier in the batch let go):
     /// tests read it to tell an entry left armed in epoll, reported on every wait.
     @exclusivity(unchecked) private(set) var unclaimedSocketEvents = 0
-    /// Descriptors left in epoll as disabled one-shot entries by a registration that let go
-    /// of them (a finished connect handing its socket on). The next registration of the fd
-    /// re-arms the entry with one MOD instead of a DEL now and an ADD later. An fd closed
+    /// Descriptors left in epoll by a registration that let go of them: disabled one-shot
+    /// entries (a finished connect handing its socket on) and, for one pass, armed entries
+    /// handed over (`handedOver`). The next registration of the fd re-arms the entry with
+    /// one MOD instead of a DEL now and an ADD later. An fd closed
     /// meanwhile left epoll with its last reference; its number's next registration finds
     /// no entry (ENOENT) and adds one.
     @exclusivity(unchecked) private var parked: Set<Int32> = []
     /// Parked entries still armed, handed from one registration to the next in one pass
-    /// (`IORegistration.deregister(handingOver:)`). One the pass did not register again
+    /// (`IORegistration.deregisterHandingOver()`). One the pass did not register again
     /// leaves epoll before the loop waits: an armed entry without a handler would be
     /// reported on every wait.
     @exclusivity(unchecked) private var handedOver: Set<Int32> = []
@@ -417,22 +418,31 @@ public final class IORegistration {
     /// Stops watching; the caller may close the fd right after. With `fdClosing` the caller
     /// promises to close it at once, which removes it from epoll without a system call (the
     /// relay never duplicates descriptors, so the close is the last reference). A fired
-    /// one-shot entry is left parked in epoll for the fd's next registration. With
-    /// `handingOver` the fd is registered again on this loop, and given its interest, before
-    /// the loop next waits (a connection handing its sockets to a relay): the entry stays,
-    /// armed as it is, and the next registration's first `setInterest` re-arms it with one
-    /// MOD instead of a DEL now and an ADD then.
-    public func deregister(fdClosing: Bool = false, handingOver: Bool = false) {
+    /// one-shot entry is left parked in epoll for the fd's next registration.
+    public func deregister(fdClosing: Bool = false) {
         guard isRegistered else { return }
         if inEpoll && !fdClosing {
-            if handingOver {
-                loop.handOver(fd)
-            } else if oneShot && !wantsWrite {
+            if oneShot && !wantsWrite {
                 loop.park(fd)
             } else {
                 loop.control(Int32(crelay_CTL_DEL), self, events: 0)
             }
         }
+        dropFromLoop()
+    }
+
+    /// Stops watching an fd that is registered again on this loop, and given its interest,
+    /// before the loop next waits (a connection handing its sockets to a relay): the entry
+    /// stays, armed as it is, and the next registration's first `setInterest` re-arms it
+    /// with one MOD instead of a DEL now and an ADD then.
+    public func deregisterHandingOver() {
+        guard isRegistered else { return }
+        if inEpoll { loop.handOver(fd) }
+        dropFromLoop()
+    }
+
+    /// Forgets the handlers and leaves the loop's table; the caller has settled the epoll entry.
+    private func dropFromLoop() {
         inEpoll = false
         isRegistered = false
         wantsRead = false

@@ -26,8 +26,7 @@ final class LingeringClose: @unchecked Sendable {
     /// Starts lingering on `fd`, which must not be registered with `loop`; call on the loop.
     /// `pipes` is the loop's pool, whose copy buffer takes the dropped bytes; `closed` runs
     /// on the loop once `fd` is closed.
-    @discardableResult
-    static func start(_ fd: Int32, on loop: EventLoop, pipes: PipePool, closed: (() -> Void)? = nil) -> LingeringClose {
+    static func start(_ fd: Int32, on loop: EventLoop, pipes: PipePool, closed: (() -> Void)?) -> LingeringClose {
         let closer = LingeringClose(fd: fd, loop: loop, pipes: pipes, closed: closed)
         closer.begin()
         return closer

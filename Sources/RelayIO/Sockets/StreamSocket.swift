@@ -134,17 +134,19 @@ public final class StreamSocket: @unchecked Sendable {
 
     /// Stops watching without closing: the caller now owns the fd and registers it again on
     /// this loop before the loop next waits (a splice relay taking over), which re-arms the
-    /// epoll entry left for it (`IORegistration.deregister(handingOver:)`).
+    /// epoll entry left for it (`IORegistration.deregisterHandingOver`).
     public func detachFD() -> Int32 {
         precondition(!closed, "detachFD after close")
         closed = true
-        forget(handingOver: true)
+        onWritable = nil
+        registration?.deregisterHandingOver()
+        registration = nil
         return fd
     }
 
-    private func forget(fdClosing: Bool = false, handingOver: Bool = false) {
+    private func forget(fdClosing: Bool) {
         onWritable = nil
-        registration?.deregister(fdClosing: fdClosing, handingOver: handingOver)
+        registration?.deregister(fdClosing: fdClosing)
         registration = nil
     }
 }

@@ -177,12 +177,13 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
             upstreamFD = -1
         }
         close(fd)
-        context.shared.connectionClosed()
         switch openRow {
         case .unwritten: recordRefusal(reason)
         case .committed: recordClose(reason)
         case .pending: endedBeforeCommit = reason
         }
+        // After the row, as everywhere: whoever sees the count drop finds the row queued.
+        context.shared.connectionClosed()
     }
 
     private func recordRefusal(_ reason: ReasonCode) {
