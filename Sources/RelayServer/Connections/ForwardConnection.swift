@@ -10,11 +10,17 @@ import RelayIO
 /// trail never shows the end of an attempt whose start it does not hold.
 /// Loop-confined: touched only on its loop's thread; tracked there until the relay takes over.
 final class ForwardConnection: @unchecked Sendable, IdleTracked {
-    /// Where the open row stands.
-    private enum OpenRow {
-        case unwritten
-        case pending
-        case committed
+    private enum State {
+        /// Registry checks and name resolution: no row written yet.
+        case checking
+        /// The open row is written and the upstream connecting; `committed` once the row is
+        /// stored, `upstream` once connected. The relay starts when both are there.
+        case opening(committed: Bool, upstream: Int32?)
+        /// Ended before relaying while the open row's commit was pending: the row for this
+        /// reason waits for the commit's answer (a close row, or a refusal if not stored).
+        case endedBeforeCommit(ReasonCode)
+        /// Relaying, or ended with its rows written: later answers change nothing.
+        case done
     }
 
     private let context: LoopContext
@@ -25,19 +31,12 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     private let startedAt = monotonicNanos()
     /// `host:port` of the forward, formatted once per listener.
     private let target: String
+    private var state = State.checking
     private var candidates: ArraySlice<IPAddress> = []
     private var rule: String?
     /// The address being connected to, then the one connected (or the one refused).
     private var resolved: String?
     private var connectAttempt: ConnectAttempt?
-    /// The connected upstream, until the relay takes it; -1 before.
-    private var upstreamFD: Int32 = -1
-    private var openRow = OpenRow.unwritten
-    /// Every connect failed while the open row was still pending: its close row, with this
-    /// reason, waits for the commit's answer.
-    private var endedBeforeCommit: ReasonCode?
-    /// The relay started or the attempt ended: later answers only settle the trail.
-    private var finished = false
 
     init(context: LoopContext, fd: Int32, forward: ForwardDirective, target: String, identity: SessionIdentity) {
         self.context = context
@@ -78,7 +77,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
             let loop = context.loop
             context.shared.resolver.resolve(host: name, port: forward.port) { [self] result in
                 loop.execute { [self] in
-                    guard !finished else { return }
+                    guard case .checking = state else { return }
                     switch result {
                     case .success(let addresses): check(addresses.compactMap { IPAddress(bytes: $0.ipBytes) })
                     case .failure: end(.resolveFailed)
@@ -107,7 +106,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     /// The open row starts its commit while the upstream connects: the commit costs the
     /// stream no extra wait and the loop no extra wake-up.
     private func recordOpen() {
-        openRow = .pending
+        state = .opening(committed: false, upstream: nil)
         let entry = AuditEntry(event: .forwardOpen, decision: .allow, reason: .allowed, target: target,
                                resolved: resolved, rule: rule)
         let loop = context.loop
@@ -127,7 +126,12 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
             connectAttempt = nil
             switch result {
             case .success(let connected):
-                upstreamFD = connected
+                // An attempt that ended cancelled its connect; a late success is closed.
+                guard case .opening(let committed, nil) = state else {
+                    close(connected)
+                    return
+                }
+                state = .opening(committed: committed, upstream: connected)
                 startRelayIfReady()
             case .failure(let error):
                 connectNext(lastFailure: ClientConnection.reason(for: error))
@@ -136,54 +140,67 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func openRecorded(_ committed: Bool) {
-        if finished {
+        switch state {
+        case .endedBeforeCommit(let reason):
             // The attempt ended first; its row waited for this answer.
-            guard let reason = endedBeforeCommit else { return }
-            endedBeforeCommit = nil
-            return committed ? recordClose(reason) : recordRefusal(.internalError)
+            state = .done
+            committed ? recordClose(reason) : recordRefusal(.internalError)
+        case .opening(_, let upstream):
+            guard committed else {
+                // Fail closed: without its open record nothing is relayed, and nothing refers to it.
+                closeSockets(upstream: upstream)
+                state = .done
+                recordRefusal(.internalError)
+                return context.shared.connectionClosed()
+            }
+            state = .opening(committed: true, upstream: upstream)
+            startRelayIfReady()
+        case .checking, .done:
+            break
         }
-        guard committed else {
-            // Fail closed: without its open record nothing is relayed, and nothing refers to it.
-            openRow = .unwritten
-            return end(.internalError)
-        }
-        openRow = .committed
-        startRelayIfReady()
     }
 
     private func startRelayIfReady() {
-        guard openRow == .committed, upstreamFD >= 0, !finished else { return }
-        finished = true
+        guard case .opening(true, let upstream?) = state else { return }
+        state = .done
         context.untrack(self)
         let tunnel = TunnelContext(target: target, resolved: resolved ?? "", rule: rule ?? "", startedAt: startedAt)
         // The client's first bytes most likely arrived while the upstream connected.
-        TunnelRelay(context: context, clientFD: fd, upstreamFD: upstreamFD, clientLeftover: [],
+        TunnelRelay(context: context, clientFD: fd, upstreamFD: upstream, clientLeftover: [],
                     toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity,
                     setNoDelay: true, readClientFirst: true).start()
-        upstreamFD = -1
     }
 
     /// Ends the attempt before any byte was relayed: closes both sides, then records why (or,
     /// while the open row is pending, once its commit answers). A raw TCP client has no
     /// status line to read: the close is its answer.
     private func end(_ reason: ReasonCode) {
-        guard !finished else { return }
-        finished = true
-        context.untrack(self)
-        connectAttempt?.cancel()
-        connectAttempt = nil
-        if upstreamFD >= 0 {
-            close(upstreamFD)
-            upstreamFD = -1
-        }
-        close(fd)
-        switch openRow {
-        case .unwritten: recordRefusal(reason)
-        case .committed: recordClose(reason)
-        case .pending: endedBeforeCommit = reason
+        switch state {
+        case .checking:
+            closeSockets(upstream: nil)
+            state = .done
+            recordRefusal(reason)
+        case .opening(let committed, let upstream):
+            closeSockets(upstream: upstream)
+            if committed {
+                state = .done
+                recordClose(reason)
+            } else {
+                state = .endedBeforeCommit(reason)
+            }
+        case .endedBeforeCommit, .done:
+            return
         }
         // After the row, as everywhere: whoever sees the count drop finds the row queued.
         context.shared.connectionClosed()
+    }
+
+    private func closeSockets(upstream: Int32?) {
+        context.untrack(self)
+        connectAttempt?.cancel()
+        connectAttempt = nil
+        if let upstream { close(upstream) }
+        close(fd)
     }
 
     private func recordRefusal(_ reason: ReasonCode) {
