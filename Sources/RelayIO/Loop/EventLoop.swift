@@ -42,9 +42,8 @@ public final class EventLoop: @unchecked Sendable {
     /// Descriptors left in epoll by a registration that let go of them: disabled one-shot
     /// entries (a finished connect handing its socket on) and, for one pass, armed entries
     /// handed over (`handedOver`). The next registration of the fd re-arms the entry with
-    /// one MOD instead of a DEL now and an ADD later. An fd closed
-    /// meanwhile left epoll with its last reference; its number's next registration finds
-    /// no entry (ENOENT) and adds one.
+    /// one MOD instead of a DEL now and an ADD later. An fd closed meanwhile left epoll with
+    /// its last reference; its number's next registration finds no entry (ENOENT) and adds one.
     @exclusivity(unchecked) private var parked: Set<Int32> = []
     /// Parked entries still armed, handed from one registration to the next in one pass
     /// (`IORegistration.deregisterHandingOver()`). One the pass did not register again

@@ -204,16 +204,17 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func recordRefusal(_ reason: ReasonCode) {
-        let entry = AuditEntry(event: .refused, decision: .deny, reason: reason, target: target, resolved: resolved,
-                               rule: rule, durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
-        context.shared.audit.record(entry, identity: identity)
+        record(.refused, .deny, reason)
     }
 
     /// The close row of an opened attempt that never relayed a byte.
     private func recordClose(_ reason: ReasonCode) {
-        let entry = AuditEntry(event: .forwardClose, decision: .allow, reason: reason, target: target,
-                               resolved: resolved, rule: rule,
-                               durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
+        record(.forwardClose, .allow, reason)
+    }
+
+    private func record(_ event: AuditEvent, _ decision: AuditDecision, _ reason: ReasonCode) {
+        let entry = AuditEntry(event: event, decision: decision, reason: reason, target: target, resolved: resolved,
+                               rule: rule, durationMs: ProxySessionTiming.milliseconds(from: startedAt, to: monotonicNanos()))
         context.shared.audit.record(entry, identity: identity)
     }
 }
