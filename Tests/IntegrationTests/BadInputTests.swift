@@ -253,7 +253,8 @@ extension IntegrationSuite {
 
             let forwarded = try TestSocket.connect(port: try #require(fixture.relay.listeners.last?.port))
             defer { forwarded.close() }
-            try forwarded.write("ping")
+            // A connect refused at once resets the forward's client, maybe before this write.
+            _ = try? forwarded.write("ping")
             let tunnel = try TestSocket.connect(port: fixture.relay.proxyPort)
             defer { tunnel.close() }
             try tunnel.write("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n")

@@ -326,12 +326,12 @@ public struct ProxySession {
                 state = .forwarding(finishing)
             } else {
                 actions.append(.audit(closeEntry(exchange, reason: .clientClosed, now: now), awaitCommit: false))
-                closeAll(into: &actions)
+                closeAll(into: &actions, cutting: exchange)
             }
 
         case (.forwarding(let exchange), .connectionLost(let reason)):
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
-            closeAll(into: &actions)
+            closeAll(into: &actions, cutting: exchange)
         case (.opening(let request, _, false, _), .connectionLost(let reason)),
              (.failedBeforeCommit(let request, let reason), .connectionLost):
             // A close row only for a stored open row: it waits for the commit's answer. An
@@ -706,7 +706,7 @@ public struct ProxySession {
             if !exchange.responseHeadSent {
                 actions.append(.sendToClient(ProxyResponses.refusal(reason)))
             }
-            closeAll(into: &actions)
+            closeAll(into: &actions, cutting: exchange)
         }
     }
 
@@ -884,7 +884,7 @@ public struct ProxySession {
             actions.append(.sendToClient(refusal))
         }
         actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
-        closeAll(into: &actions)
+        closeAll(into: &actions, cutting: exchange)
     }
 
     // MARK: Endings
@@ -922,17 +922,22 @@ public struct ProxySession {
         closeAll(into: &actions)
     }
 
-    private mutating func closeAll(into actions: inout [ProxySessionAction]) {
+    /// Ends the connection. `cutting` is an exchange abandoned before it finished: a side
+    /// whose message it leaves incomplete is reset, never closed in order, because a FIN
+    /// after part of a body reads as its end when the body is delimited by close (and as a
+    /// clean end of the connection otherwise): the response once its head went out, the
+    /// request while its body was still coming.
+    private mutating func closeAll(into actions: inout [ProxySessionAction], cutting exchange: Exchange? = nil) {
         if headTimerRunning {
             headTimerRunning = false
             actions.append(.stopHeaderTimer)
         }
         if upstream != nil || isUpstreamInFlight {
-            actions.append(.closeUpstream)
+            actions.append(exchange.map { !$0.requestDone } == true ? .resetUpstream : .closeUpstream)
         }
         upstream = nil
         state = .closed
-        actions.append(.closeClient)
+        actions.append(exchange?.responseHeadSent == true ? .resetClient : .closeClient)
     }
 
     private var isUpstreamInFlight: Bool {

@@ -25,8 +25,14 @@ public enum ProxySessionAction: Equatable, Sendable {
     case stopHeaderTimer
     /// Close the upstream connection (it cannot be reused).
     case closeUpstream
+    /// Close the upstream connection with a reset: the request it was being sent was cut.
+    case resetUpstream
     /// Flush what is queued for the client, then close it. The session is finished.
     case closeClient
+    /// Close the client at once with a reset, dropping what is queued: the response it was
+    /// being sent was cut, and an orderly close would let it pass for complete. The session
+    /// is finished.
+    case resetClient
 }
 
 /// The facts of one audited decision, before the driver adds who/where/when

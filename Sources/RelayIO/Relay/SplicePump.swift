@@ -144,7 +144,9 @@ public final class SplicePump: @unchecked Sendable {
         updateInterest()
     }
 
-    /// Ends the relay now: both sockets closed, completion with `.aborted`.
+    /// Ends the relay now: both sockets reset, completion with `.aborted`. The relay cuts
+    /// the stream (idle or stall timeout, the drain deadline), so neither peer may see an
+    /// orderly close that could pass for its end.
     public func abort() {
         end(.aborted)
     }
@@ -381,12 +383,23 @@ public final class SplicePump: @unchecked Sendable {
         case .resetByB where cause == ECONNRESET || cause == EPIPE:
             if !bToA.finished { SocketOptions.setLinger0(a) } else { return finishEnded(end, lingering: a) }
         case .resetByA, .resetByB:
-            // Not a reset (EIO, ETIMEDOUT...): still one side failed; report it as an error.
+            // Not a reset (EIO, ETIMEDOUT...): still one side failed; report it as an error,
+            // and cut the other side.
+            resetBoth()
             return finishEnded(.error(IOError("splice", errno: cause)))
-        default:
+        case .aborted, .error:
+            resetBoth()
+        case .bothClosed:
             break
         }
         finishEnded(end)
+    }
+
+    /// The relay itself cuts the stream (`abort`, a failure that is not the peer's reset):
+    /// both sides see a reset, never a FIN that could pass for the stream's end.
+    private func resetBoth() {
+        SocketOptions.setLinger0(a)
+        SocketOptions.setLinger0(b)
     }
 
     /// Releases everything and reports `end`; `lingering` (a or b) is handed to a

@@ -29,3 +29,10 @@ enum SocketOptions {
         _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
     }
 }
+
+/// Closes `fd` with a reset instead of a FIN: for a stream the relay gives up, whose peer
+/// must not take the close for an orderly end.
+public func closeWithReset(_ fd: Int32) {
+    SocketOptions.setLinger0(fd)
+    close(fd)
+}

@@ -215,8 +215,14 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 headerTimer = nil
             case .closeUpstream:
                 closeUpstream()
+            case .resetUpstream:
+                upstream?.setLinger0()
+                closeUpstream()
             case .closeClient:
                 beginClose()
+            case .resetClient:
+                client.setLinger0()
+                finish()
             }
         }
         // Taken, not copied: the outcome carries the principal's strings.
@@ -404,6 +410,11 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private func finish() {
         guard !finished else { return }
         finished = true
+        if toClient.pendingBytes > 0 {
+            // Bytes the client was owed are lost (the drain deadline, an idle timeout during
+            // a refusal it does not read): a reset says so where a FIN would not.
+            client.setLinger0()
+        }
         headerTimer?.cancel()
         lingerTimer?.cancel()
         closeUpstream()

@@ -172,8 +172,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     }
 
     /// Ends the attempt before any byte was relayed: closes both sides, then records why (or,
-    /// while the open row is pending, once its commit answers). A raw TCP client has no
-    /// status line to read: the close is its answer.
+    /// while the open row is pending, once its commit answers).
     private func end(_ reason: ReasonCode) {
         switch state {
         case .checking:
@@ -200,7 +199,9 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         connectAttempt?.cancel()
         connectAttempt = nil
         if let upstream { close(upstream) }
-        close(fd)
+        // A raw TCP client has no status line to read: a reset is its refusal, where a FIN
+        // would read as an empty but complete stream.
+        closeWithReset(fd)
     }
 
     private func recordRefusal(_ reason: ReasonCode) {
