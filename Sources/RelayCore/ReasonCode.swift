@@ -77,6 +77,14 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case shutdown = "shutdown"
     case internalError = "internal-error"
 
+    // The trail's own bookkeeping.
+    /// The close row written at start for a stream a relay left open when it stopped
+    /// without recording the stream's end (killed, crashed, power lost).
+    case relayCrashed = "relay-crashed"
+    /// Rows the trail gave up while it could not write: the summary that counts them, and
+    /// close rows written again once it can.
+    case auditLost = "audit-lost"
+
     /// What a refusal's body tells the client: the code itself, except that a wrong password
     /// and an unknown account both read `auth-failed`, so that a 407 cannot be used to find
     /// out which accounts exist (the audit row keeps them apart).
@@ -92,7 +100,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     public var refusalStatus: Int? {
         switch self {
         case .allowed, .clientClosed, .upstreamClosed, .completed, .idleTimeout, .clientReset,
-             .shutdown, .upstreamReset:
+             .shutdown, .upstreamReset, .relayCrashed, .auditLost:
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,

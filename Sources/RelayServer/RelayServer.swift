@@ -27,6 +27,11 @@ public final class RelayServer: Sendable {
         self.logger = logger
         try StateDirectory.prepare(config.stateDir)
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
+        let leftOpen = try auditLog.closeStreamsLeftOpen()
+        if leftOpen > 0 {
+            logger.log(.error, "audit: \(leftOpen) streams were left open by a relay that stopped without recording their end; "
+                       + "closed as \(ReasonCode.relayCrashed.rawValue)")
+        }
         let loopCount = max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         self.group = EventLoopGroup(count: loopCount)
         let tunnelQuota = TunnelQuota(limit: config.limits.maxTunnelsPerPrincipal)
@@ -223,6 +228,14 @@ public final class RelayServer: Sendable {
                 context.loop.sync {}
             }
             if auditLog.pendingCount == 0 { break }
+        }
+        if shared.activeConnections == 0 && auditLog.pendingCount == 0 && !auditLog.hasUnrecordedLosses {
+            // The next start need not search this run's rows for streams left open.
+            do {
+                try auditLog.markAllStreamsClosed()
+            } catch {
+                logger.log(.error, "audit: could not record that every stream is closed: \(error)")
+            }
         }
         auditLog.close()
         let dropped = auditLog.droppedCount

@@ -10,6 +10,9 @@ public enum AuditEvent: String, Sendable, CaseIterable {
     case forwardOpen = "forward-open"
     case forwardClose = "forward-close"
     case refused = "refused"
+    /// Rows the trail could not store (a full disk, an I/O error), counted by event once it
+    /// can write again.
+    case auditLost = "audit-lost"
 }
 
 /// The policy outcome recorded with every audit event.
@@ -42,10 +45,11 @@ public struct AuditRecord: Sendable, Equatable {
     public var reason: String
     /// HTTP status sent to the client, when there was one.
     public var status: Int?
-    /// Payload bytes client -> upstream.
-    public var bytesUp: Int64
-    /// Payload bytes upstream -> client.
-    public var bytesDown: Int64
+    /// Payload bytes client -> upstream; nil when nobody knows (the close row of a stream
+    /// whose relay stopped without recording its end).
+    public var bytesUp: Int64?
+    /// Payload bytes upstream -> client; nil when nobody knows, as for `bytesUp`.
+    public var bytesDown: Int64?
     public var durationMs: Int64?
     public var tlsVersion: String?
     public var tlsCipher: String?
@@ -68,8 +72,8 @@ public struct AuditRecord: Sendable, Equatable {
         decision: AuditDecision,
         reason: String,
         status: Int? = nil,
-        bytesUp: Int64 = 0,
-        bytesDown: Int64 = 0,
+        bytesUp: Int64? = 0,
+        bytesDown: Int64? = 0,
         durationMs: Int64? = nil,
         tlsVersion: String? = nil,
         tlsCipher: String? = nil,
@@ -94,5 +98,28 @@ public struct AuditRecord: Sendable, Equatable {
         self.tlsVersion = tlsVersion
         self.tlsCipher = tlsCipher
         self.simulated = simulated
+    }
+}
+
+extension AuditEvent {
+    /// The event that ends a stream this event opens (`tunnel-open` → `tunnel-close`); nil
+    /// for every event that opens nothing.
+    public var closingEvent: AuditEvent? {
+        switch self {
+        case .tunnelOpen: return .tunnelClose
+        case .requestOpen: return .requestClose
+        case .forwardOpen: return .forwardClose
+        default: return nil
+        }
+    }
+
+    /// The event whose stream this one ends; nil unless this is a close event.
+    public var openingEvent: AuditEvent? {
+        switch self {
+        case .tunnelClose: return .tunnelOpen
+        case .requestClose: return .requestOpen
+        case .forwardClose: return .forwardOpen
+        default: return nil
+        }
     }
 }

@@ -96,6 +96,10 @@ public final class AuditLog: Sendable {
         var processed: UInt64 = 0
         /// Records nobody waited for, given up after `maxAttempts` failed writes.
         var dropped: UInt64 = 0
+        /// What those records were, until the trail can say so (`writeLostRows`).
+        var lost = AuditLostRows()
+        /// A write of `lost` is scheduled.
+        var lostRetryArmed = false
         var waiters: [(ticket: UInt64, semaphore: DispatchSemaphore)] = []
     }
 
@@ -112,6 +116,11 @@ public final class AuditLog: Sendable {
     private let queue = DispatchQueue(label: "dynrelay.audit")
     private let writer: AuditWriter
     private let checkpointer: AuditCheckpointer
+    /// Session ids for the rows the trail writes about itself.
+    private let sessionIDs = SessionIDGenerator()
+
+    /// How often the trail tries to record the rows it lost while nothing else is written.
+    static let lostRowsRetryDelay: DispatchTimeInterval = .seconds(1)
 
     /// Opens or creates the database at `path` (mode 0600, WAL, the `audit_events` table) and
     /// continues the chain from its last row.
@@ -230,6 +239,80 @@ public final class AuditLog: Sendable {
         state.withLock { $0.dropped }
     }
 
+    /// True while given-up rows wait to be recorded (`audit-lost`): until then their
+    /// streams' open rows lack close rows.
+    public var hasUnrecordedLosses: Bool {
+        state.withLock { !$0.lost.isEmpty }
+    }
+
+    // MARK: Streams left open
+
+    /// Writes a close row (reason `relay-crashed`, stamped now, no byte counts) for every
+    /// open row an earlier run left without one: it was killed, crashed or lost power before
+    /// recording the ends of the streams it relayed. Returns how many. Call once, before the
+    /// first `append`; the search starts after the last point where every stream was known
+    /// closed (`markAllStreamsClosed`), so a clean restart reads nothing.
+    public func closeStreamsLeftOpen() throws(AuditError) -> Int {
+        let search = queue.sync { () -> Result<[(seq: Int64, record: AuditRecord)], AuditError> in
+            Result { () throws(AuditError) in try writer.streamsLeftOpen(after: writer.closedThrough()) }
+        }
+        let left = try search.get()
+        let now = AuditTimestamp.nowMicros()
+        for (_, open) in left {
+            if let close = UnclosedStreams.closeRow(for: open, reason: ReasonCode.relayCrashed.rawValue, micros: now) {
+                append(close)
+            }
+        }
+        flush()
+        // Rows that could not be written wait as lost rows; until they are, the next start
+        // must search again.
+        if droppedCount == 0 && !hasUnrecordedLosses {
+            try markAllStreamsClosed()
+        }
+        return left.count
+    }
+
+    /// Records that every open row stored so far has its close row. Call only when that is
+    /// true: at a clean stop, once no stream is left and every row is stored.
+    public func markAllStreamsClosed() throws(AuditError) {
+        try queue.sync { Result { () throws(AuditError) in try writer.markClosedThroughTail() } }.get()
+    }
+
+    // MARK: Rows the trail could not store
+
+    /// Runs on `queue`: records what was given up, once the trail can write (see
+    /// `AuditLostRows.rows`). A write that fails keeps it for the next try.
+    private func writeLostRows() {
+        var lost = AuditLostRows()
+        state.withLock { s in swap(&lost, &s.lost) }
+        guard !lost.isEmpty else { return }
+        let rows = lost.rows(micros: AuditTimestamp.nowMicros(), session: sessionIDs.next(),
+                             formatTime: AuditTimestamp.format(micros:))
+        var written = 0
+        while written < rows.count {
+            let end = min(written + Self.maxBatchSize, rows.count)
+            let result = rows.withUnsafeBufferPointer { writer.write(UnsafeBufferPointer(rebasing: $0[written..<end])) }
+            guard case .success = result else { break }
+            written = end
+        }
+        guard written < rows.count else { return }
+        let owed = lost.owed(afterWriting: written)
+        state.withLock { s in s.lost.merge(owed) }
+    }
+
+    /// Tries `writeLostRows` every `lostRowsRetryDelay` until nothing is left, so the trail
+    /// says what it lost even when no other row comes to be written.
+    private func scheduleLostRowsRetry() {
+        queue.asyncAfter(deadline: .now() + Self.lostRowsRetryDelay) {
+            self.writeLostRows()
+            let again = self.state.withLock { s in
+                s.lostRetryArmed = !s.lost.isEmpty && !s.closed
+                return s.lostRetryArmed
+            }
+            if again { self.scheduleLostRowsRetry() }
+        }
+    }
+
     /// Blocks until every record appended before this call is committed (or failed) and its
     /// callback has run. For shutdown and tests; never call it on the audit queue.
     public func flush() {
@@ -304,22 +387,30 @@ public final class AuditLog: Sendable {
                     taken.callbacks[index]?(result.map { $0 + Int64(index - start) })
                 }
                 var requeued = 0
-                var dropped = 0
-                if case .failure = result {
+                var givenUp = AuditLostRows()
+                if case .failure(let error) = result {
                     // A waited-for record's failure went to its stream; the others try again.
                     for index in start..<end where taken.callbacks[index] == nil {
                         if taken.attempts[index] + 1 < Self.maxAttempts {
                             retry.append(taken.records[index], nil, attempts: taken.attempts[index] + 1)
                             requeued += 1
                         } else {
-                            dropped += 1
+                            givenUp.add(taken.records[index], error: error)
                         }
                     }
+                } else {
+                    writeLostRows()
                 }
                 let finished = end - start - requeued
+                let armLostRetry = !givenUp.isEmpty && state.withLock { s in
+                    s.lost.merge(givenUp)
+                    defer { s.lostRetryArmed = true }
+                    return !s.lostRetryArmed
+                }
+                if armLostRetry { scheduleLostRowsRetry() }
                 let ready: [DispatchSemaphore] = state.withLock { s in
                     s.processed += UInt64(finished)
-                    s.dropped += UInt64(dropped)
+                    s.dropped += UInt64(givenUp.counts.values.reduce(0, +))
                     pending.subtract(finished, ordering: .relaxed)
                     let processed = s.processed
                     let ready = s.waiters.filter { $0.ticket <= processed }.map(\.semaphore)

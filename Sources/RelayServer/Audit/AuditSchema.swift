@@ -28,8 +28,8 @@ enum AuditSchema {
             decision TEXT NOT NULL,
             reason TEXT NOT NULL,
             status INTEGER,
-            bytes_up INTEGER NOT NULL,
-            bytes_down INTEGER NOT NULL,
+            bytes_up INTEGER,
+            bytes_down INTEGER,
             duration_ms INTEGER,
             tls_version TEXT,
             tls_cipher TEXT,
@@ -38,6 +38,37 @@ enum AuditSchema {
             hash TEXT NOT NULL
         );
         DROP INDEX IF EXISTS audit_events_ts;
+        CREATE TABLE IF NOT EXISTS audit_meta (
+            name TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        );
+        """
+
+    /// The byte counts as a database made before they could be unknown declares them.
+    /// Dropping a NOT NULL changes no stored byte, so `AuditWriter` edits the declaration in
+    /// place (the procedure SQLite documents for such changes) instead of copying the table.
+    static let legacyByteColumns = [
+        ("bytes_up INTEGER NOT NULL", "bytes_up INTEGER"),
+        ("bytes_down INTEGER NOT NULL", "bytes_down INTEGER"),
+    ]
+
+    /// `audit_meta` row: every open row with a seq up to this value has its close row, so
+    /// the search for streams left open at start begins after it.
+    static let closedThroughName = "closed_through"
+
+    static let selectClosedThrough = "SELECT coalesce((SELECT value FROM audit_meta WHERE name = '\(closedThroughName)'), 0)"
+
+    static let upsertClosedThrough = "INSERT INTO audit_meta (name, value) VALUES ('\(closedThroughName)', ?1) "
+        + "ON CONFLICT(name) DO UPDATE SET value = excluded.value"
+
+    /// The rows that open and close streams after a seq, with what a close row copies.
+    static let selectStreamRows = """
+        SELECT seq, event, session, client, listener, principal, scheme, target, resolved, rule, decision,
+               tls_version, tls_cipher, simulated
+        FROM audit_events
+        WHERE seq > ?1 AND event IN ('tunnel-open', 'tunnel-close', 'request-open', 'request-close',
+                                     'forward-open', 'forward-close')
+        ORDER BY seq
         """
 
     static let insert = "INSERT INTO audit_events (\(columns.joined(separator: ", "))) VALUES ("

@@ -83,6 +83,36 @@ final class AuditWriter: @unchecked Sendable {
         // of WAL) only matters if it falls behind, and then bounds the WAL.
         try exec("PRAGMA wal_autocheckpoint=10000", code: AuditError.Code.open)
         try exec(AuditSchema.create, code: AuditError.Code.schema)
+        try allowUnknownByteCounts()
+    }
+
+    /// A table made before byte counts could be unknown declares them NOT NULL: edit the
+    /// declaration (no stored byte changes) as SQLite documents for dropping a constraint.
+    private func allowUnknownByteCounts() throws(AuditError) {
+        let table = "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'audit_events'"
+        guard let sql = try queryText(table), AuditSchema.legacyByteColumns.contains(where: { sql.contains($0.0) }) else {
+            return
+        }
+        guard let version = try queryText("PRAGMA schema_version").flatMap(Int64.init) else {
+            throw AuditError(code: AuditError.Code.schema, message: "cannot read schema_version")
+        }
+        var edited = "sql"
+        for (legacy, current) in AuditSchema.legacyByteColumns {
+            edited = "replace(\(edited), '\(legacy)', '\(current)')"
+        }
+        do throws(AuditError) {
+            try exec("""
+            BEGIN IMMEDIATE;
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_schema SET sql = \(edited) WHERE type = 'table' AND name = 'audit_events';
+            PRAGMA schema_version = \(version + 1);
+            PRAGMA writable_schema = OFF;
+            COMMIT;
+            """, code: AuditError.Code.schema)
+        } catch {
+            abandonTransaction()
+            throw error
+        }
     }
 
     private func prepareStatements() throws(AuditError) {
@@ -141,6 +171,60 @@ final class AuditWriter: @unchecked Sendable {
         } catch {
             abandonTransaction()
             return .failure(error)
+        }
+    }
+
+    // MARK: - Streams left open
+
+    /// The seq through which every open row has its close row (0 when never recorded).
+    func closedThrough() throws(AuditError) -> Int64 {
+        try queryText(AuditSchema.selectClosedThrough).flatMap(Int64.init) ?? 0
+    }
+
+    /// Records that every open row up to the chain's tail has its close row.
+    func markClosedThroughTail() throws(AuditError) {
+        let seq = try readTail().0
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, AuditSchema.upsertClosedThrough, -1, &stmt, nil) == SQLITE_OK, let stmt else {
+            throw writeError("prepare closed_through")
+        }
+        defer { sqlite3_finalize(stmt) }
+        guard SQLite.bindInteger(stmt, 1, seq) == SQLITE_OK, sqlite3_step(stmt) == SQLITE_DONE else {
+            throw writeError("record closed_through")
+        }
+    }
+
+    /// The open rows after `seq` that no close row ended, in seq order.
+    func streamsLeftOpen(after seq: Int64) throws(AuditError) -> [(seq: Int64, record: AuditRecord)] {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, AuditSchema.selectStreamRows, -1, &stmt, nil) == SQLITE_OK, let stmt else {
+            throw writeError("prepare the search for streams left open")
+        }
+        defer { sqlite3_finalize(stmt) }
+        _ = SQLite.bindInteger(stmt, 1, seq)
+        var streams = UnclosedStreams()
+        while true {
+            switch sqlite3_step(stmt) {
+            case SQLITE_DONE:
+                return streams.remaining
+            case SQLITE_ROW:
+                func text(_ column: Int32) -> String? {
+                    guard case .text(let bytes) = SQLite.text(stmt, column) else { return nil }
+                    return String(decoding: bytes, as: UTF8.self)
+                }
+                // Rows another writer shaped differently are skipped: `audit verify` is the
+                // place that judges them.
+                guard let event = text(1).flatMap(AuditEvent.init(rawValue:)),
+                      let decision = text(10).flatMap(AuditDecision.init(rawValue:)) else { continue }
+                let record = AuditRecord(
+                    event: event, timestampMicros: 0, session: text(2) ?? "", client: text(3) ?? "",
+                    listener: text(4) ?? "", principal: text(5), scheme: text(6), target: text(7),
+                    resolved: text(8), rule: text(9), decision: decision, reason: "",
+                    tlsVersion: text(11), tlsCipher: text(12), simulated: sqlite3_column_int64(stmt, 13) == 1)
+                streams.add(seq: sqlite3_column_int64(stmt, 0), record)
+            default:
+                throw writeError("search for streams left open")
+            }
         }
     }
 

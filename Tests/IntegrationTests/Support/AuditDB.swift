@@ -105,6 +105,15 @@ extension AuditDB {
         }
     }
 
+    /// Runs schema statements read-write (triggers that make the trail fail, and back).
+    func alterSchema(_ sql: String) throws {
+        try withReadWriteConnection { db in
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+                throw HarnessError("'\(sql)': \(String(cString: sqlite3_errmsg(db)))")
+            }
+        }
+    }
+
     /// A read-write connection of its own for `body`, waiting out the writer's commits.
     private func withReadWriteConnection(_ body: (OpaquePointer) throws -> Void) throws {
         var db: OpaquePointer?

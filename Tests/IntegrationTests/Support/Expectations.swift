@@ -60,3 +60,13 @@ enum Expect {
         }
     }
 }
+
+/// Polls `condition` until it holds or `seconds` pass; whether it held.
+func eventually(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
