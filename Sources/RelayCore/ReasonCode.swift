@@ -66,6 +66,14 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
 
     // Resources and time.
     case overloaded = "overloaded"
+    /// The client's source (its IPv4 address or IPv6 /64) has `max-connections-per-source`
+    /// connections open already.
+    case sourceLimit = "source-limit"
+    /// The process is out of file descriptors (EMFILE/ENFILE): nothing could be accepted
+    /// or connected for this stream.
+    case outOfDescriptors = "out-of-descriptors"
+    /// Bytes were queued for a peer that took none of them for `stall-timeout`.
+    case stalled = "stalled"
     /// The principal has `max-tunnels-per-principal` tunnels open already.
     case tunnelLimit = "tunnel-limit"
     /// The audit trail's queue is full (the disk stalls): new connections are refused and,
@@ -100,7 +108,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     public var refusalStatus: Int? {
         switch self {
         case .allowed, .clientClosed, .upstreamClosed, .completed, .idleTimeout, .clientReset,
-             .shutdown, .upstreamReset, .relayCrashed, .auditLost:
+             .shutdown, .upstreamReset, .relayCrashed, .auditLost, .stalled:
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
@@ -115,11 +123,11 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
              .unsupportedAuth, .gssError:
             return 407
         case .badCredentials: return 400
-        case .lockedOut, .tooManyAttempts, .tunnelLimit: return 429
+        case .lockedOut, .tooManyAttempts, .tunnelLimit, .sourceLimit: return 429
         case .authUnavailable: return 503
         case .resolveFailed, .upstreamRefused, .upstreamUnreachable, .badUpstreamResponse: return 502
         case .upstreamTimeout: return 504
-        case .overloaded, .auditBacklog: return 503
+        case .overloaded, .auditBacklog, .outOfDescriptors: return 503
         case .headerTimeout: return 408
         case .internalError: return 500
         }

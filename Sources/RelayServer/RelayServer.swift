@@ -18,6 +18,8 @@ public final class RelayServer: Sendable {
     private let auditLog: AuditLog
     private let listeners: Mutex<[TCPListener]> = Mutex([])
     private let boundAddresses: Mutex<[String]> = Mutex([])
+    /// The descriptor every listener spends to refuse a client when none is left.
+    private let descriptorReserve = DescriptorReserve()
     /// Open tunnels per principal, over every loop and across reloads.
     private let tunnelQuota: TunnelQuota
 
@@ -32,7 +34,11 @@ public final class RelayServer: Sendable {
             logger.log(.error, "audit: \(leftOpen) streams were left open by a relay that stopped without recording their end; "
                        + "closed as \(ReasonCode.relayCrashed.rawValue)")
         }
-        let loopCount = max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let loopCount = Self.loopCount(config)
+        let descriptorLimit = DescriptorBudget.raiseSoftLimit()
+        if let warning = DescriptorBudget.warning(config, loops: loopCount, limit: descriptorLimit) {
+            logger.log(.error, "warning: \(warning)")
+        }
         self.group = EventLoopGroup(count: loopCount)
         let tunnelQuota = TunnelQuota(limit: config.limits.maxTunnelsPerPrincipal)
         self.tunnelQuota = tunnelQuota
@@ -43,6 +49,11 @@ public final class RelayServer: Sendable {
         self.shared = shared
         self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
         try bind(config)
+    }
+
+    /// Event loops `config` asks for: `loops`, else one per online core.
+    public static func loopCount(_ config: RelayConfig) -> Int {
+        max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
     /// `tunnelQuota` is the server's one quota: its counts outlive reloads, which set its limit.
@@ -104,14 +115,19 @@ public final class RelayServer: Sendable {
         for (index, listener) in bound.enumerated() {
             let name = listener.localAddress.description
             // Every loop accepts on every listener and keeps what it accepts.
-            if index < proxyCount {
-                listener.start(on: group.loops) { [self] fd, peer, loop in
+            let httpAnswer = index < proxyCount
+            let exhausted: @Sendable (Int32, SocketAddress) -> Void = { [self] fd, peer in
+                shared.noteOutOfDescriptors()
+                refuseBeforeRequest(fd, .outOfDescriptors, source: ClientSource(peer), listener: name, httpAnswer: httpAnswer)
+            }
+            if httpAnswer {
+                listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
                     acceptProxy(fd, peer: peer, listener: name, on: contexts[loop.index])
                 }
             } else {
                 let forward = config.forwards[index - proxyCount]
                 let target = ProxySession.endpoint(forward.host, forward.port)
-                listener.start(on: group.loops) { [self] fd, peer, loop in
+                listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
                     acceptForward(fd, peer: peer, listener: name, forward: forward, target: target,
                                   on: contexts[loop.index])
                 }
@@ -123,24 +139,35 @@ public final class RelayServer: Sendable {
 
     /// Runs on the loop that accepted, which keeps the connection.
     private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String, on context: LoopContext) {
-        let limits = shared.settings.limits
-        guard admitWhileAuditKeepsUp(fd, listener: listener, limits: limits, httpAnswer: true) else { return }
-        let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
-        guard shared.admitConnection(limit: limits.maxConnections) else {
-            return refuseOverloaded(fd, identity: identity, httpAnswer: true)
-        }
+        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: true) else { return }
         ClientConnection(context: context, fd: fd, identity: identity).start()
     }
 
     private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective,
                                target: String, on context: LoopContext) {
-        let limits = shared.settings.limits
-        guard admitWhileAuditKeepsUp(fd, listener: listener, limits: limits, httpAnswer: false) else { return }
-        let identity = SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener)
-        guard shared.admitConnection(limit: limits.maxConnections) else {
-            return refuseOverloaded(fd, identity: identity, httpAnswer: false)
-        }
+        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: false) else { return }
         ForwardConnection(context: context, fd: fd, forward: forward, target: target, identity: identity).start()
+    }
+
+    /// Admission, cheapest refusal first: the audit queue, the source's own limit
+    /// (`max-connections-per-source`), then the total (`max-connections`). The identity of
+    /// an admitted connection, which counts under both limits until `connectionClosed`; nil
+    /// when `fd` was refused (and closed).
+    private func admit(_ fd: Int32, peer: SocketAddress, listener: String, httpAnswer: Bool) -> SessionIdentity? {
+        let limits = shared.settings.limits
+        guard admitWhileAuditKeepsUp(fd, listener: listener, limits: limits, httpAnswer: httpAnswer) else { return nil }
+        let source = ClientSource(peer)
+        guard shared.sources.admit(source, limit: limits.maxConnectionsPerSource) else {
+            refuseBeforeRequest(fd, .sourceLimit, source: source, listener: listener, httpAnswer: httpAnswer)
+            return nil
+        }
+        guard shared.admitConnection(limit: limits.maxConnections) else {
+            shared.sources.release(source)
+            refuseBeforeRequest(fd, .overloaded, source: source, listener: listener, httpAnswer: httpAnswer)
+            return nil
+        }
+        return SessionIdentity(session: shared.sessionIDs.next(), client: peer.description, listener: listener,
+                               source: source)
     }
 
     /// With `audit-backlog` rows or more waiting for their commit (the disk stalls under a
@@ -151,8 +178,7 @@ public final class RelayServer: Sendable {
     private func admitWhileAuditKeepsUp(_ fd: Int32, listener: String, limits: RelayLimits, httpAnswer: Bool) -> Bool {
         let backlog = shared.audit.log.pendingCount
         guard backlog < limits.maxAuditBacklog else {
-            if httpAnswer { sendBestEffort(fd, ProxyResponses.refusal(.auditBacklog)) }
-            close(fd)
+            refuse(fd, .auditBacklog, httpAnswer: httpAnswer)
             if shared.countUnrecordedRefusal() {
                 logger.log(.notice, "audit backlog of \(backlog) rows: refusing new connections, counted until it drains")
             }
@@ -168,17 +194,22 @@ public final class RelayServer: Sendable {
         return true
     }
 
-    /// A refusal written once without waiting: the accept path never blocks on a client.
-    private func sendBestEffort(_ fd: Int32, _ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { crelay_send_nosignal(fd, $0.baseAddress, $0.count) }
+    /// A connection refused before it could send a request: answered and counted with the
+    /// others from its source (`RefusalTally`), not recorded one by one.
+    private func refuseBeforeRequest(_ fd: Int32, _ reason: ReasonCode, source: ClientSource, listener: String,
+                                     httpAnswer: Bool) {
+        refuse(fd, reason, httpAnswer: httpAnswer)
+        shared.refusals.count(reason, status: httpAnswer ? reason.refusalStatus : nil, source: source, listener: listener)
     }
 
-    /// Over the connection limit: a best-effort `503` (never blocking the accept queue), a row, a close.
-    private func refuseOverloaded(_ fd: Int32, identity: SessionIdentity, httpAnswer: Bool) {
-        if httpAnswer { sendBestEffort(fd, ProxyResponses.refusal(.overloaded)) }
+    /// Answers a refused connection without waiting and closes it: a best-effort HTTP
+    /// refusal on a proxy listener (the accept path never blocks on a client), a reset on a
+    /// static forward, whose raw TCP client has no status line to read.
+    private func refuse(_ fd: Int32, _ reason: ReasonCode, httpAnswer: Bool) {
+        guard httpAnswer else { return closeWithReset(fd) }
+        let bytes = ProxyResponses.refusal(reason)
+        _ = bytes.withUnsafeBytes { crelay_send_nosignal(fd, $0.baseAddress, $0.count) }
         close(fd)
-        shared.audit.record(AuditEntry(event: .refused, decision: .deny, reason: .overloaded, status: httpAnswer ? 503 : nil),
-                            identity: identity)
     }
 
     /// SIGHUP: re-read the config; on success new connections use it, established ones keep theirs.
@@ -219,6 +250,7 @@ public final class RelayServer: Sendable {
         while shared.activeConnections > 0 && monotonicNanos() < abortDeadline {
             usleep(10_000)
         }
+        shared.recordRefusals(force: true)
         // A connection that ended while its open row was committing records its close row
         // when the commit answers, from a task the answer queued on its loop: a pass over
         // every loop after each flush runs those tasks, until they add nothing more.

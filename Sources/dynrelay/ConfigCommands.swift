@@ -1,5 +1,6 @@
 import Glibc
 import RelayCore
+import RelayServer
 
 /// `dynrelay check-config`: the dry run ops run before every reload (like `nginx -t`).
 enum CheckConfigCommand {
@@ -9,6 +10,11 @@ enum CheckConfigCommand {
         let auth = config.auth.isRequired ? config.auth.schemes.map(\.rawValue).joined(separator: ",") : "none"
         print("\(configPath): ok (\(config.listeners.count) listeners, \(config.forwards.count) forwards, "
               + "\(servers) servers, \(config.rules.count - servers) denies, auth \(auth))")
+        // The daemon raises its soft limit to the hard one at start: judge against that.
+        if let warning = DescriptorBudget.warning(config, loops: RelayServer.loopCount(config),
+                                                  limit: DescriptorBudget.hardLimit) {
+            RelayLog.writeToStandardError("\(configPath): warning: \(warning)\n")
+        }
         exit(DynrelayCommand.ExitCode.ok.rawValue)
     }
 }

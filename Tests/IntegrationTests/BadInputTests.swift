@@ -104,9 +104,9 @@ extension IntegrationSuite {
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 
-        @Test("slow-drip head: header-timeout answers 408 (or closes) and is audited")
+        @Test("slow-drip head: header-timeout answers 408 (or closes) and is audited in its source's count")
         func slowDripHead() throws {
-            let fixture = try Fixture(extraConfig: ["header-timeout 1s"])
+            let fixture = try Fixture(extraConfig: ["header-timeout 1s", "refusal-summary-interval 500ms"])
             defer { fixture.stop() }
             let origin = "127.0.0.1:\(fixture.origin.port)"
             let socket = try TestSocket.connect(port: fixture.relay.proxyPort)
@@ -127,8 +127,10 @@ extension IntegrationSuite {
                 Expect.refusal(response, status: 408, reason: "header-timeout")
             }
             #expect(ProxyClient.closes(socket))
-            let rows = fixture.relay.audit.waitForEvents(where: "reason = 'header-timeout'")
-            #expect(rows.count >= 1, "audit:\n\(fixture.relay.audit.dump())")
+            let rows = fixture.relay.audit.waitForEvents(where: "reason LIKE 'header-timeout: 1 connection between %'")
+            #expect(rows.count == 1, "audit:\n\(fixture.relay.audit.dump())")
+            #expect(rows.first?["client"] == "127.0.0.1", "counted by source, not by connection")
+            #expect(rows.first?["status"] == "408")
             #expect(fixture.origin.requests.isEmpty)
             Expect.unaffected(fixture.relay, fixture.healthy)
         }

@@ -160,6 +160,11 @@ private struct ConfigParseSession {
             try setOnce(directive.text, here)
             limits.maxConnections = try count(args[0], at(args[0]), for: directive.text, range: 1...1_000_000)
 
+        case "max-connections-per-source":
+            try expect(1, usage: "N")
+            try setOnce(directive.text, here)
+            limits.maxConnectionsPerSource = try count(args[0], at(args[0]), for: directive.text, range: 1...1_000_000)
+
         case "max-tunnels-per-principal":
             try expect(1, usage: "N")
             try setOnce(directive.text, here)
@@ -170,7 +175,8 @@ private struct ConfigParseSession {
             try setOnce(directive.text, here)
             limits.maxAuditBacklog = try count(args[0], at(args[0]), for: directive.text, range: 10...10_000_000)
 
-        case "header-timeout", "connect-timeout", "idle-timeout", "drain-timeout":
+        case "header-timeout", "connect-timeout", "idle-timeout", "drain-timeout", "stall-timeout",
+             "refusal-summary-interval":
             try expect(1, usage: "DURATION")
             try setOnce(directive.text, here)
             guard let duration = ConfigValueParser.duration(args[0].text),
@@ -181,6 +187,8 @@ private struct ConfigParseSession {
             case "header-timeout": timeouts.header = duration
             case "connect-timeout": timeouts.connect = duration
             case "idle-timeout": timeouts.idle = duration
+            case "stall-timeout": timeouts.stall = duration
+            case "refusal-summary-interval": timeouts.refusalSummary = duration
             default: timeouts.drain = duration
             }
 

@@ -6,6 +6,9 @@ public struct RelayLimits: Sendable, Equatable {
     public var maxHeaders: Int
     /// Most accepted client connections over all listeners.
     public var maxConnections: Int
+    /// Most connections open at once from one source (an IPv4 address or an IPv6 /64), over
+    /// all listeners: one address must not take every other client's place.
+    public var maxConnectionsPerSource: Int
     /// Most audit rows waiting for their commit before new connections are refused: the
     /// queue's memory stays bounded when the disk stalls under a flood of connections.
     public var maxAuditBacklog: Int
@@ -14,10 +17,12 @@ public struct RelayLimits: Sendable, Equatable {
 
     /// The defaults from the contract unless overridden.
     public init(maxRequestHead: Int = 32768, maxHeaders: Int = 100, maxConnections: Int = 10000,
-                maxAuditBacklog: Int = 100_000, maxTunnelsPerPrincipal: Int = 1000) {
+                maxConnectionsPerSource: Int = 1000, maxAuditBacklog: Int = 100_000,
+                maxTunnelsPerPrincipal: Int = 1000) {
         self.maxRequestHead = maxRequestHead
         self.maxHeaders = maxHeaders
         self.maxConnections = maxConnections
+        self.maxConnectionsPerSource = maxConnectionsPerSource
         self.maxAuditBacklog = maxAuditBacklog
         self.maxTunnelsPerPrincipal = maxTunnelsPerPrincipal
     }

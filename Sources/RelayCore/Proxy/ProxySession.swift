@@ -366,12 +366,14 @@ public struct ProxySession {
             // Nothing was asked (or only part of a head): no decision to audit.
             closeAll(into: &actions)
         case (.readingHead, .headerTimeout):
+            // No request arrived: counted with the source's other refusals of this kind. A
+            // client that sent part of a head is told why; one that sent nothing is closed.
             headTimerRunning = false
-            if clientBuffer.isEmpty {
-                closeAll(into: &actions)
-            } else {
-                refuse(.headerTimeout, request: nil, now: now, into: &actions)
+            actions.append(.countRefusal(.headerTimeout))
+            if !clientBuffer.isEmpty {
+                actions.append(.sendToClient(ProxyResponses.refusal(.headerTimeout)))
             }
+            closeAll(into: &actions)
 
         default:
             // Late outcomes of an abandoned step (a timer racing a close) change nothing.

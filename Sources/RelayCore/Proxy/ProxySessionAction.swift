@@ -20,6 +20,10 @@ public enum ProxySessionAction: Equatable, Sendable {
     /// Authenticate this request; answer with `.authFinished`. The driver keeps whatever a
     /// connection-bound scheme (NTLM, Negotiate) needs between the messages of a handshake.
     case authenticate(ProxyAuthRequest)
+    /// A refusal before any request arrived (a header timeout): counted with the others from
+    /// the client's source and recorded once per interval, not a row each, so a flood of
+    /// slow connections cannot flood the trail.
+    case countRefusal(ReasonCode)
     /// Arm / disarm the request-head timer.
     case startHeaderTimer
     case stopHeaderTimer

@@ -63,6 +63,9 @@ public final class SplicePump: @unchecked Sendable {
         @exclusivity(unchecked) var reading = true
         /// Waits for `to` to take more bytes.
         @exclusivity(unchecked) var waitingWritable = false
+        /// Monotonic nanoseconds since `to` last took a byte while bytes waited for it; 0
+        /// when nothing waits (see `SplicePump.stalledSince`).
+        @exclusivity(unchecked) var blockedSince: UInt64 = 0
         /// `from` reported an error while this direction was held back: its entry left
         /// epoll, so the error is acted on when the direction finishes, if no read met it.
         @exclusivity(unchecked) var failedWhileHeld = false
@@ -109,6 +112,21 @@ public final class SplicePump: @unchecked Sendable {
     }
 
     public var bytesAtoB: UInt64 { aToB.bytes }
+
+    /// Monotonic nanoseconds since which a direction has had bytes waiting for a receiver
+    /// that took none of them (the earlier of the two); nil while every queued byte moves.
+    /// A peer that stops reading holds the relay's socket and pipe buffers: the owner ends
+    /// the relay once this is older than its stall timeout.
+    public var stalledSince: UInt64? {
+        func blocked(_ direction: Direction) -> UInt64? {
+            direction.waitingWritable && direction.blockedSince != 0 ? direction.blockedSince : nil
+        }
+        switch (blocked(aToB), blocked(bToA)) {
+        case let (one?, other?): return min(one, other)
+        case let (one?, nil), let (nil, one?): return one
+        case (nil, nil): return nil
+        }
+    }
     public var bytesBtoA: UInt64 { bToA.bytes }
 
     /// Starts relaying; `completion` runs once on the loop when both sockets are done.
@@ -164,6 +182,7 @@ public final class SplicePump: @unchecked Sendable {
                 if sent > 0 {
                     direction.inPipe -= sent
                     direction.bytes += UInt64(sent)
+                    direction.blockedSince = 0
                     continue
                 }
                 if sent < 0 && errno == EINTR { continue }
@@ -259,6 +278,7 @@ public final class SplicePump: @unchecked Sendable {
                 // Counted as it goes: a reset after a partial send still reports what went out.
                 sent += count
                 direction.bytes += UInt64(count)
+                direction.blockedSince = 0
                 continue
             }
             if count < 0 && errno == EINTR { continue }
@@ -285,6 +305,7 @@ public final class SplicePump: @unchecked Sendable {
             if sent > 0 {
                 direction.unsentOffset += sent
                 direction.bytes += UInt64(sent)
+                direction.blockedSince = 0
                 continue
             }
             if sent < 0 && errno == EINTR { continue }
@@ -305,6 +326,7 @@ public final class SplicePump: @unchecked Sendable {
     private func waitUntilWritable(_ direction: Direction) {
         direction.reading = false
         direction.waitingWritable = true
+        if direction.blockedSince == 0 { direction.blockedSince = monotonicNanos() }
     }
 
     private func becameWritable(_ direction: Direction) {

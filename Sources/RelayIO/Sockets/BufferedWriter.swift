@@ -9,6 +9,9 @@ public final class BufferedWriter: @unchecked Sendable {
     private var failed = false
     /// Bytes accepted by `enqueue` and not yet taken by the kernel.
     public private(set) var pendingBytes = 0
+    /// Monotonic nanoseconds since the socket last took a byte while bytes waited; nil when
+    /// nothing waits. A peer that reads nothing for long is stalled (`stall-timeout`).
+    public private(set) var stalledSince: UInt64?
     /// Runs (on the loop) when a non-empty queue becomes empty.
     public var onDrained: (() -> Void)?
     /// Runs (later, on the loop, once) when a write fails; everything queued is dropped.
@@ -30,6 +33,7 @@ public final class BufferedWriter: @unchecked Sendable {
             if written == bytes.count { return }
             chunks.append(written == 0 ? bytes : Array(bytes[written...]))
             pendingBytes = bytes.count - written
+            stalledSince = monotonicNanos()
             socket.whenWritable { [weak self] in self?.flush() }
         } else {
             chunks.append(bytes)
@@ -50,6 +54,7 @@ public final class BufferedWriter: @unchecked Sendable {
         firstChunk = 0
         offsetInFirst = 0
         pendingBytes = 0
+        stalledSince = nil
         return unsent
     }
 
@@ -66,6 +71,7 @@ public final class BufferedWriter: @unchecked Sendable {
             }
             pendingBytes -= written
             offsetInFirst += written
+            if written > 0 { stalledSince = monotonicNanos() }
             if offsetInFirst < chunk.count {
                 socket.whenWritable { [weak self] in self?.flush() }
                 return
@@ -82,6 +88,7 @@ public final class BufferedWriter: @unchecked Sendable {
         }
         chunks.removeAll(keepingCapacity: false)
         firstChunk = 0
+        stalledSince = nil
         onDrained?()
     }
 
@@ -91,6 +98,7 @@ public final class BufferedWriter: @unchecked Sendable {
         firstChunk = 0
         offsetInFirst = 0
         pendingBytes = 0
+        stalledSince = nil
         // Reported from a fresh loop turn: the caller may be in the middle of its own work.
         socket.loop.execute { [self] in onError?(error) }
     }

@@ -65,7 +65,13 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Starts accepting on every loop of `loops`; `onAccept` runs on the loop that accepted,
     /// which should keep the connection.
-    public func start(on loops: [EventLoop],
+    ///
+    /// When the process is out of descriptors and `reserve` holds one, the waiting
+    /// connections are accepted into it one at a time and handed to `onExhausted`, which
+    /// must answer and close them before it returns; otherwise the listener stops watching
+    /// for a moment and they wait in the backlog.
+    public func start(on loops: [EventLoop], reserve: DescriptorReserve? = nil,
+                      onExhausted: (@Sendable (_ fd: Int32, _ peer: SocketAddress) -> Void)? = nil,
                       onAccept: @escaping @Sendable (_ fd: Int32, _ peer: SocketAddress, _ loop: EventLoop) -> Void) {
         precondition(watches.isEmpty && !loops.isEmpty, "start a listener once, on at least one loop")
         watches = loops.map(Watch.init)
@@ -74,7 +80,9 @@ public final class TCPListener: @unchecked Sendable {
                 let registration = watch.loop.register(fd)
                 registration.exclusive = watches.count > 1
                 registration.onReadable = { [unowned self, unowned watch] in
-                    acceptBatch(on: watch) { fd, peer in onAccept(fd, peer, watch.loop) }
+                    acceptBatch(on: watch, reserve: reserve, onExhausted: onExhausted) { fd, peer in
+                        onAccept(fd, peer, watch.loop)
+                    }
                 }
                 registration.setInterest(read: true, write: false)
                 watch.registration = registration
@@ -103,15 +111,12 @@ public final class TCPListener: @unchecked Sendable {
         return fd
     }
 
-    private func acceptBatch(on watch: Watch, _ onAccept: (Int32, SocketAddress) -> Void) {
+    private func acceptBatch(on watch: Watch, reserve: DescriptorReserve?,
+                             onExhausted: (@Sendable (Int32, SocketAddress) -> Void)?,
+                             _ onAccept: (Int32, SocketAddress) -> Void) {
         for _ in 0..<Self.acceptBatch {
-            var storage = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let client = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { crelay_accept4_nonblocking(fd, $0, &length) }
-            }
+            let (client, peer) = acceptOne()
             if client >= 0 {
-                let peer = withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) }
                 guard let peer else {
                     close(client)
                     continue
@@ -122,7 +127,20 @@ public final class TCPListener: @unchecked Sendable {
             switch errno {
             case EINTR, ECONNABORTED, EPROTO:
                 continue
-            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+            case EMFILE, ENFILE:
+                var refusedOne = false
+                if let reserve, let onExhausted {
+                    _ = reserve.spend {
+                        let (client, peer) = acceptOne()
+                        guard client >= 0 else { return }
+                        refusedOne = true
+                        if let peer { onExhausted(client, peer) } else { close(client) }
+                    }
+                }
+                if refusedOne { continue }
+                pauseAccepting(watch)
+                return
+            case ENOBUFS, ENOMEM:
                 // Out of descriptors: a level-triggered readable listener would spin a core.
                 // Stop watching briefly; connections wait in the backlog meanwhile.
                 pauseAccepting(watch)
@@ -133,6 +151,17 @@ public final class TCPListener: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// One accept4: the new descriptor (or -1 with errno set) and its peer.
+    private func acceptOne() -> (Int32, SocketAddress?) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let client = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { crelay_accept4_nonblocking(fd, $0, &length) }
+        }
+        guard client >= 0 else { return (client, nil) }
+        return (client, withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) })
     }
 
     private func pauseAccepting(_ watch: Watch) {

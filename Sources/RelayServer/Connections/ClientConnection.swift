@@ -66,6 +66,18 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         clientFailed(.idleTimeout)
     }
 
+    var stalledSince: UInt64? {
+        switch (toClient.stalledSince, toUpstream?.stalledSince) {
+        case let (one?, other?): return min(one, other)
+        case let (one?, nil), let (nil, one?): return one
+        case (nil, nil): return nil
+        }
+    }
+
+    func stallTimedOut() {
+        clientFailed(.stalled)
+    }
+
     func abortForShutdown() {
         clientFailed(.shutdown)
     }
@@ -206,6 +218,11 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 startTunnel(tunnel, established: established, leftover: leftover)
             case .authenticate(let request):
                 authenticate(request)
+            case .countRefusal(let reason):
+                if let source = identity.source {
+                    context.shared.refusals.count(reason, status: reason.refusalStatus, source: source,
+                                                  listener: identity.listener)
+                }
             case .startHeaderTimer:
                 headerTimer = context.loop.scheduleTimer(after: settings.timeouts.header) { [self] in
                     deliver(.headerTimeout)
@@ -266,16 +283,8 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 upstreamReading = false
                 deliver(.upstreamConnected)
             case .failure(let error):
-                deliver(.upstreamConnectFailed(Self.reason(for: error)))
+                deliver(.upstreamConnectFailed(context.shared.connectFailureReason(error)))
             }
-        }
-    }
-
-    static func reason(for error: IOError) -> ReasonCode {
-        switch error.errno {
-        case ECONNREFUSED: return .upstreamRefused
-        case ETIMEDOUT: return .upstreamTimeout
-        default: return .upstreamUnreachable
         }
     }
 
@@ -423,7 +432,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         session.takeTunnelQuotaPlace()?.release()
         client.close()
         context.untrack(self)
-        context.shared.connectionClosed()
+        context.shared.connectionClosed(identity)
     }
 
     /// The writer callbacks hold this connection; drop them so it can be freed.

@@ -54,6 +54,11 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         end(.idleTimeout)
     }
 
+    /// Nothing is queued before the relay starts.
+    var stalledSince: UInt64? { nil }
+
+    func stallTimedOut() {}
+
     /// The drain deadline passed while this attempt connected or waited for its commit (a
     /// pending commit's answer still settles the row before the trail closes).
     func abortForShutdown() {
@@ -134,7 +139,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
                 state = .opening(committed: committed, upstream: connected)
                 startRelayIfReady()
             case .failure(let error):
-                connectNext(lastFailure: ClientConnection.reason(for: error))
+                connectNext(lastFailure: context.shared.connectFailureReason(error))
             }
         }
     }
@@ -151,7 +156,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
                 closeSockets(upstream: upstream)
                 state = .done
                 recordRefusal(.internalError)
-                return context.shared.connectionClosed()
+                return context.shared.connectionClosed(identity)
             }
             state = .opening(committed: true, upstream: upstream)
             startRelayIfReady()
@@ -191,7 +196,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
             return
         }
         // After the row, as everywhere: whoever sees the count drop finds the row queued.
-        context.shared.connectionClosed()
+        context.shared.connectionClosed(identity)
     }
 
     private func closeSockets(upstream: Int32?) {

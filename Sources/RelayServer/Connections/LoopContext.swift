@@ -7,6 +7,11 @@ protocol IdleTracked: AnyObject {
     var lastActivity: UInt64 { get }
     /// Close because nothing moved for the idle timeout.
     func idleTimedOut()
+    /// Monotonic nanoseconds since which bytes have waited for a peer that takes none; nil
+    /// while nothing waits.
+    var stalledSince: UInt64? { get }
+    /// Close because a peer took none of the bytes queued for it for the stall timeout.
+    func stallTimedOut()
     /// Close now because the server is stopping and the drain deadline passed.
     func abortForShutdown()
 }
@@ -73,12 +78,19 @@ final class LoopContext: @unchecked Sendable {
     }
 
     private func sweep() {
-        let idleNanos = shared.settings.timeouts.idle.monotonicNanos
+        let timeouts = shared.settings.timeouts
+        let idleNanos = timeouts.idle.monotonicNanos
+        let stallNanos = timeouts.stall.monotonicNanos
         let now = monotonicNanos()
-        for item in Array(tracked.values) where now &- item.lastActivity > idleNanos {
-            item.idleTimedOut()
+        for item in Array(tracked.values) {
+            if now &- item.lastActivity > idleNanos {
+                item.idleTimedOut()
+            } else if let since = item.stalledSince, now &- since > stallNanos {
+                item.stallTimedOut()
+            }
         }
         if loop.index == 0 {
+            shared.recordRefusals()
             reportDroppedAuditRows()
             shared.sweepAuthenticators()
         }

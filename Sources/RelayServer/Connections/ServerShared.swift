@@ -1,3 +1,4 @@
+import Glibc
 import RelayCore
 import RelayIO
 import Synchronization
@@ -18,6 +19,10 @@ final class ServerShared: Sendable {
     let audit: AuditSink
     let logger: RelayLog
     let sessionIDs = SessionIDGenerator()
+    let sources = SourceConnectionCounts()
+    let refusals = RefusalTally()
+    /// Monotonic nanoseconds when `refusals` was last written out.
+    private let refusalsRecordedAt = Atomic<UInt64>(monotonicNanos())
     private let current: Mutex<RuntimeSettings>
     private let generation = Atomic<UInt64>(0)
     private let active = Atomic<Int>(0)
@@ -25,6 +30,8 @@ final class ServerShared: Sendable {
     private let unrecordedRefusals = Atomic<Int>(0)
     /// Monotonic second of the last "audit backlog full" log line, so a flood logs once a second.
     private let backlogNoticeSecond = Atomic<UInt64>(0)
+    /// Monotonic second of the last "out of descriptors" log line, likewise.
+    private let descriptorNoticeSecond = Atomic<UInt64>(0)
     /// Authenticators a reload replaced, while connections still hold them: their Digest
     /// tables keep proven HA1s, which the sweep must expire even if no request comes.
     private let retired = Mutex<[WeakAuthenticator]>([])
@@ -86,9 +93,37 @@ final class ServerShared: Sendable {
     /// Counts a connection refused unrecorded; true when this second has no log line yet.
     func countUnrecordedRefusal() -> Bool {
         unrecordedRefusals.add(1, ordering: .relaxed)
+        return Self.firstThisSecond(backlogNoticeSecond)
+    }
+
+    /// True for the first caller in each monotonic second, so a flood logs a line a second.
+    private static func firstThisSecond(_ last: borrowing Atomic<UInt64>) -> Bool {
         let second = monotonicNanos() / 1_000_000_000
-        let last = backlogNoticeSecond.load(ordering: .relaxed)
-        return last != second && backlogNoticeSecond.compareExchange(expected: last, desired: second, ordering: .relaxed).exchanged
+        let seen = last.load(ordering: .relaxed)
+        return seen != second && last.compareExchange(expected: seen, desired: second, ordering: .relaxed).exchanged
+    }
+
+    /// The process has no descriptor left (EMFILE/ENFILE): says so, once a second at most,
+    /// with the limit, so ops see the cause and not only its refusals.
+    func noteOutOfDescriptors() {
+        guard Self.firstThisSecond(descriptorNoticeSecond) else { return }
+        var limit = rlimit()
+        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        logger.log(.error, "out of file descriptors (RLIMIT_NOFILE \(limit.rlim_cur), \(activeConnections) connections): "
+                   + "refusing with 503 \(ReasonCode.outOfDescriptors.rawValue); lower max-connections or raise LimitNOFILE=")
+    }
+
+    /// The reason an upstream connect failed with `error`; running out of descriptors is
+    /// named (and logged) as such, not taken for an unreachable server.
+    func connectFailureReason(_ error: IOError) -> ReasonCode {
+        switch error.errno {
+        case ECONNREFUSED: return .upstreamRefused
+        case ETIMEDOUT: return .upstreamTimeout
+        case EMFILE, ENFILE:
+            noteOutOfDescriptors()
+            return .outOfDescriptors
+        default: return .upstreamUnreachable
+        }
     }
 
     /// The refusals counted since the last call (one atomic exchange; 0 nearly always).
@@ -97,8 +132,26 @@ final class ServerShared: Sendable {
         return unrecordedRefusals.exchange(0, ordering: .relaxed)
     }
 
-    func connectionClosed() {
+    /// The connection `identity` accepted is closed: it no longer counts under either limit.
+    func connectionClosed(_ identity: SessionIdentity) {
+        if let source = identity.source { sources.release(source) }
         active.subtract(1, ordering: .relaxed)
+    }
+
+    /// Writes what `refusals` counted as one row per source, listener and reason, once per
+    /// `refusal-summary-interval` (or now, when `force`d at shutdown).
+    func recordRefusals(force: Bool = false) {
+        let now = monotonicNanos()
+        guard force || now &- refusalsRecordedAt.load(ordering: .relaxed) >= settings.timeouts.refusalSummary.monotonicNanos
+        else { return }
+        refusalsRecordedAt.store(now, ordering: .relaxed)
+        for (key, count) in refusals.take() {
+            let identity = SessionIdentity(session: sessionIDs.next(), client: key.source?.description ?? "*",
+                                           listener: key.listener)
+            audit.record(AuditEntry(event: .refused, decision: .deny, reason: key.reason, status: key.status,
+                                    reasonDetail: count.detail),
+                         identity: identity)
+        }
     }
 
     var activeConnections: Int {

@@ -6,6 +6,9 @@ struct SessionIdentity: Sendable {
     let session: String
     let client: String
     let listener: String
+    /// Where an accepted connection came from, counted under `max-connections-per-source`
+    /// until it closes; nil for rows about no single connection.
+    var source: ClientSource? = nil
 }
 
 /// Session ids: a random per-process key run through a bijective mixer with a counter, so

@@ -1,3 +1,4 @@
+import Glibc
 import RelayCore
 import RelayIO
 
@@ -42,15 +43,23 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
         // The connection counts (max-connections, the drain at shutdown) until its last
         // descriptor is closed, which a lingering side may delay past the close row.
         let shared = context.shared
+        let identity = identity
         pump.start(readAFirst: readClientFirst, completion: { [self] result in
             self.finished(result)
         }, released: {
-            shared.connectionClosed()
+            shared.connectionClosed(identity)
         })
     }
 
     func idleTimedOut() {
         abortReason = .idleTimeout
+        pump.abort()
+    }
+
+    var stalledSince: UInt64? { pump.stalledSince }
+
+    func stallTimedOut() {
+        abortReason = .stalled
         pump.abort()
     }
 
@@ -67,6 +76,10 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
         case .resetByA: reason = .clientReset
         case .resetByB: reason = .upstreamReset
         case .aborted: reason = abortReason ?? .shutdown
+        case .error(let error) where error.errno == EMFILE || error.errno == ENFILE:
+            // No pipe could be made for a bulk direction.
+            context.shared.noteOutOfDescriptors()
+            reason = .outOfDescriptors
         case .error(let error):
             context.shared.logger.log(.notice, "relay-error session=\(identity.session) \(error)")
             reason = .internalError

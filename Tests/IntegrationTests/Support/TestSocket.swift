@@ -42,11 +42,21 @@ final class TestSocket: @unchecked Sendable {
         if fd >= 0 { Glibc.close(fd) }
     }
 
-    /// Connects to 127.0.0.1:`port`.
-    static func connect(port: UInt16, timeoutSeconds: Int = TestSocket.defaultTimeoutSeconds) throws -> TestSocket {
+    /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, so the relay
+    /// sees another client) when given.
+    static func connect(port: UInt16, from source: String? = nil,
+                        timeoutSeconds: Int = TestSocket.defaultTimeoutSeconds) throws -> TestSocket {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketError("socket") }
         let socket = TestSocket(fd: fd, timeoutSeconds: timeoutSeconds)
+        if let source {
+            var local = loopback(port: 0)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw SocketError("bind \(source)") }
+        }
         var address = loopback(port: port)
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

@@ -415,16 +415,19 @@ import Testing
         }
     }
 
-    @Test func headerTimeoutOnAPartialHeadIs408ButSilentWhenIdle() throws {
+    /// No request arrived: the refusal is counted with its source's others, never a row of
+    /// its own, and only a client that sent part of a head gets a 408.
+    @Test func headerTimeoutIsCountedAnd408OnlyAfterAPartialHead() throws {
         var session = ProxySession(settings: try Self.settings())
         let start = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:4"))
         #expect(start == [.startHeaderTimer])
         let actions = session.handle(.headerTimeout, now: 10)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 408") == true)
-        #expect(Self.auditEntries(actions).first?.reason == .headerTimeout)
+        #expect(actions.first == .countRefusal(.headerTimeout))
+        #expect(Self.auditEntries(actions).isEmpty)
 
         var idle = ProxySession(settings: try Self.settings())
-        #expect(idle.handle(.headerTimeout, now: 10) == [.closeClient])
+        #expect(idle.handle(.headerTimeout, now: 10) == [.countRefusal(.headerTimeout), .closeClient])
     }
 
     @Test func oversizedHeadIsRefusedWithoutWaitingForItsEnd() throws {
