@@ -16,8 +16,7 @@ public final class RelayServer: Sendable {
     private let contexts: [LoopContext]
     private let shared: ServerShared
     private let auditLog: AuditLog
-    private let listeners: Mutex<[TCPListener]> = Mutex([])
-    private let boundAddresses: Mutex<[String]> = Mutex([])
+    private let listeners = ListenerSet()
     /// The descriptor every listener spends to refuse a client when none is left.
     private let descriptorReserve = DescriptorReserve()
     /// Open tunnels per principal, over every loop and across reloads.
@@ -48,7 +47,7 @@ public final class RelayServer: Sendable {
                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger)
         self.shared = shared
         self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
-        try bind(config)
+        try listeners.bindAll(config)
     }
 
     /// Event loops `config` asks for: `loops`, else one per online core.
@@ -78,63 +77,40 @@ public final class RelayServer: Sendable {
 
     /// The addresses actually bound (ephemeral ports resolved), proxy listeners first.
     public var listenAddresses: [String] {
-        boundAddresses.withLock { $0 }
-    }
-
-    private func bind(_ config: RelayConfig) throws {
-        var bound: [TCPListener] = []
-        var names: [String] = []
-        for address in config.listeners {
-            let listener = try Self.listen(address)
-            bound.append(listener)
-            names.append(listener.localAddress.description)
-        }
-        for forward in config.forwards {
-            let listener = try Self.listen(forward.listen)
-            bound.append(listener)
-            names.append("forward:\(listener.localAddress.description)")
-        }
-        listeners.withLock { $0 = bound }
-        boundAddresses.withLock { $0 = names }
-    }
-
-    private static func listen(_ address: ListenAddress) throws -> TCPListener {
-        guard let socketAddress = SocketAddress(ip: address.host.description, port: address.port) else {
-            throw IOError("listen \(address)", errno: EINVAL)
-        }
-        return try TCPListener.bind(socketAddress)
+        listeners.all.map(\.name)
     }
 
     /// Starts loops and accepting; returns once the daemon is ready.
-    public func start(config: RelayConfig) {
+    public func start() {
         for context in contexts {
             context.loop.execute { context.startSweeping() }
         }
-        let bound = listeners.withLock { $0 }
-        let proxyCount = config.listeners.count
-        for (index, listener) in bound.enumerated() {
-            let name = listener.localAddress.description
-            // Every loop accepts on every listener and keeps what it accepts.
-            let httpAnswer = index < proxyCount
-            let exhausted: @Sendable (Int32, SocketAddress) -> Void = { [self] fd, peer in
-                shared.noteOutOfDescriptors()
-                refuseBeforeRequest(fd, .outOfDescriptors, source: ClientSource(peer), listener: name, httpAnswer: httpAnswer)
-            }
-            if httpAnswer {
-                listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
-                    acceptProxy(fd, peer: peer, listener: name, on: contexts[loop.index])
-                }
-            } else {
-                let forward = config.forwards[index - proxyCount]
-                let target = ProxySession.endpoint(forward.host, forward.port)
-                listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
-                    acceptForward(fd, peer: peer, listener: name, forward: forward, target: target,
-                                  on: contexts[loop.index])
-                }
-            }
+        for entry in listeners.all {
+            startAccepting(entry)
         }
         logger.log(.error, "ready listeners=\(listenAddresses.joined(separator: ","))")
         SystemdNotifier.notify("READY=1\nSTATUS=relaying")
+    }
+
+    /// Every loop accepts on every listener and keeps what it accepts. A forward reads its
+    /// target per connection, so a reload that retargets it reaches the next one.
+    private func startAccepting(_ entry: ListenerSet.Entry) {
+        let name = entry.listener.localAddress.description
+        let httpAnswer = entry.kind == .proxy
+        let exhausted: @Sendable (Int32, SocketAddress) -> Void = { [self] fd, peer in
+            shared.noteOutOfDescriptors()
+            refuseBeforeRequest(fd, .outOfDescriptors, source: ClientSource(peer), listener: name, httpAnswer: httpAnswer)
+        }
+        if let route = entry.route {
+            entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
+                let (forward, target) = route.value
+                acceptForward(fd, peer: peer, listener: name, forward: forward, target: target, on: contexts[loop.index])
+            }
+        } else {
+            entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
+                acceptProxy(fd, peer: peer, listener: name, on: contexts[loop.index])
+            }
+        }
     }
 
     /// Runs on the loop that accepted, which keeps the connection.
@@ -212,15 +188,33 @@ public final class RelayServer: Sendable {
         close(fd)
     }
 
-    /// SIGHUP: re-read the config; on success new connections use it, established ones keep theirs.
+    /// SIGHUP: re-read the config; on success new connections use it, established ones keep
+    /// theirs. Listeners follow the config: new ones are bound, removed ones closed (what
+    /// they accepted goes on), forwards retargeted; a listener that cannot be bound refuses
+    /// the whole reload.
     public func reload() {
         guard let configPath else { return }
         SystemdNotifier.notify("RELOADING=1")
         do {
             let config = try ConfigFileLoader.load(path: configPath)
-            shared.replaceSettings(try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
-                                                            tunnelQuota: tunnelQuota))
-            logger.log(.notice, "reloaded config=\(configPath) rules=\(config.rules.count)")
+            let settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
+                                                    tunnelQuota: tunnelQuota)
+            let change = try listeners.prepare(config)
+            shared.replaceSettings(settings)
+            listeners.commit(change)
+            for entry in change.added {
+                startAccepting(entry)
+                logger.log(.notice, "listener added \(entry.name)")
+            }
+            for entry in change.removed {
+                entry.listener.stop()
+                logger.log(.notice, "listener closed \(entry.name) (connections it accepted go on)")
+            }
+            for (name, from, to) in change.retargeted {
+                logger.log(.notice, "listener \(name) now forwards to \(to) (was \(from))")
+            }
+            logger.log(.notice, "reloaded config=\(configPath) rules=\(config.rules.count) "
+                       + "listeners=\(listenAddresses.joined(separator: ","))")
             SystemdNotifier.notify("READY=1\nSTATUS=relaying (reloaded)")
         } catch {
             logger.log(.error, "reload refused, keeping the running config: \(error)")
@@ -232,8 +226,8 @@ public final class RelayServer: Sendable {
     /// flush the audit trail. Blocks the calling (non-loop) thread until done.
     public func shutdown() {
         SystemdNotifier.notify("STOPPING=1")
-        listeners.withLock { all in
-            for listener in all { listener.stop() }
+        for entry in listeners.all {
+            entry.listener.stop()
         }
         let deadline = monotonicNanos() + shared.settings.timeouts.drain.monotonicNanos
         logger.log(.notice, "draining connections=\(shared.activeConnections)")

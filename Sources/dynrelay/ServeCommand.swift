@@ -21,7 +21,7 @@ enum ServeCommand {
         } catch {
             DynrelayCommand.fail("dynrelay: cannot start: \(error)", .failure)
         }
-        server.start(config: config)
+        server.start()
         SignalLoop(server: server).wait()
     }
 

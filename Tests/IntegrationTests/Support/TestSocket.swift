@@ -42,9 +42,9 @@ final class TestSocket: @unchecked Sendable {
         if fd >= 0 { Glibc.close(fd) }
     }
 
-    /// Connects to 127.0.0.1:`port`, from `source` (another loopback address, so the relay
-    /// sees another client) when given.
-    static func connect(port: UInt16, from source: String? = nil,
+    /// Connects to `host`:`port` (a loopback address), from `source` (another loopback
+    /// address, so the relay sees another client) when given.
+    static func connect(port: UInt16, host: String = "127.0.0.1", from source: String? = nil,
                         timeoutSeconds: Int = TestSocket.defaultTimeoutSeconds) throws -> TestSocket {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SocketError("socket") }
@@ -58,12 +58,13 @@ final class TestSocket: @unchecked Sendable {
             guard bound == 0 else { throw SocketError("bind \(source)") }
         }
         var address = loopback(port: port)
+        address.sin_addr.s_addr = inet_addr(host)
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard rc == 0 else { throw SocketError("connect 127.0.0.1:\(port)") }
+        guard rc == 0 else { throw SocketError("connect \(host):\(port)") }
         return socket
     }
 
