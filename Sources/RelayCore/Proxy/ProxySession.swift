@@ -944,13 +944,12 @@ public struct ProxySession {
 
     // MARK: Formatting
 
+    /// `host:port` for audit rows and logs; `Host` brackets an IPv6 literal itself.
     public static func endpoint(_ host: Host, _ port: UInt16) -> String {
-        switch host {
-        case .ipv6: return "[\(host)]:\(port)"
-        default: return "\(host):\(port)"
-        }
+        "\(host):\(port)"
     }
 
+    /// `address:port`, an IPv6 address in brackets.
     public static func endpoint(_ address: IPAddress, _ port: UInt16) -> String {
         switch address {
         case .v4: return "\(address):\(port)"
