@@ -99,6 +99,9 @@ extension IntegrationSuite {
             #expect(ProxyClient.closes(socket))
             let rows = fixture.relay.audit.waitForEvents(where: "reason = 'bad-chunk'")
             #expect(rows.count >= 1, "audit:\n\(fixture.relay.audit.dump())")
+            if let answered {
+                #expect(rows.first?["status"] == String(answered.status), "the row carries the status sent")
+            }
             #expect(!fixture.origin.requests.contains { $0.bodyError == nil && $0.bodyCount > 0 },
                     "the origin must not receive a complete body built from an invalid chunk")
             Expect.unaffected(fixture.relay, fixture.healthy)

@@ -702,10 +702,16 @@ public struct ProxySession {
             clientBuffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[count...]))
             state = .forwarding(exchange)
         case .invalid(let reason):
-            actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
+            // The close row carries the status the client got: this refusal's, or the
+            // response head's when one went out already (it cannot be replaced then).
             if !exchange.responseHeadSent {
-                actions.append(.sendToClient(ProxyResponses.refusal(reason)))
+                let status = reason.refusalStatus ?? 400
+                let refusal = ProxyResponses.refusal(reason, status: status)
+                exchange.status = status
+                exchange.bytesDown += Int64(refusal.count)
+                actions.append(.sendToClient(refusal))
             }
+            actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions)
         }
     }
