@@ -153,4 +153,56 @@ struct RegistryTests {
         #expect(check(v6("::1")) == .deny(rule: "main.conf:5", reason: .denied))
         #expect(check(v4("127.0.0.1")) == .deny(rule: "main.conf:6", reason: .denied))
     }
+
+    /// Every IPv6 spelling that carries an IPv4 address is a second name for that IPv4
+    /// host: as a literal it is ambiguous unless registered exactly, and deny rules see
+    /// through it before that.
+    @Test("an IPv6 literal carrying IPv4 is ambiguous unless registered exactly", arguments: [
+        "[::10.1.2.3]", "[::ffff:0:10.1.2.3]", "[64:ff9b::10.1.2.3]", "[64:ff9b:1:abcd::10.1.2.3]", "[2002:a01:203::1]",
+        "[2001:0:a01:203::1]", "[2001:db8::5efe:10.1.2.3]", "[2001:db8::200:5efe:10.1.2.3]", "[::ffff:10.1.2.3]",
+    ])
+    func embeddingLiteralIsAmbiguous(literal: String) throws {
+        let wide = try registry("server *:*\nserver 10.1.2.3:*\nserver [::/0]:*")
+        #expect(wide.decide(host: host(literal), port: 443) == .deny(rule: nil, reason: .ambiguousHost), "\(literal)")
+        let exact = try registry("server \(literal):443")
+        #expect(exact.decide(host: host(literal), port: 443) == .allow(rule: "main.conf:2"), "\(literal)")
+        #expect(exact.decide(host: host(literal), port: 444) == .deny(rule: nil, reason: .ambiguousHost), "\(literal)")
+        let denying = try registry("server \(literal):443\ndeny 10.1.2.0/24")
+        #expect(denying.decide(host: host(literal), port: 443) == .deny(rule: "main.conf:3", reason: .denied), "\(literal)")
+    }
+
+    @Test("a resolved address is checked as itself and as every IPv4 address it carries", arguments: [
+        ("64:ff9b::7f00:1", Decision.deny(rule: nil, reason: .guardedAddress)),
+        ("64:ff9b::169.254.169.254", .deny(rule: nil, reason: .guardedAddress)),
+        ("64:ff9b:1:abcd::127.0.0.1", .deny(rule: nil, reason: .guardedAddress)),
+        ("::127.0.0.1", .deny(rule: nil, reason: .guardedAddress)),
+        ("::ffff:0:127.0.0.1", .deny(rule: nil, reason: .guardedAddress)),
+        ("2002:7f00:1::1", .deny(rule: nil, reason: .guardedAddress)),
+        ("2001:0:a01:203::80ff:fefe", .deny(rule: nil, reason: .guardedAddress)),
+        ("2001:db8::5efe:169.254.169.254", .deny(rule: nil, reason: .guardedAddress)),
+        ("64:ff9b::10.9.1.1", .deny(rule: "main.conf:3", reason: .denied)),
+        ("2002:a09:101::", .deny(rule: "main.conf:3", reason: .denied)),
+        ("2001:db8::200:5efe:10.9.1.1", .deny(rule: "main.conf:3", reason: .denied)),
+        ("2001:0:a09:101::1", .deny(rule: "main.conf:3", reason: .denied)),
+        ("64:ff9b::10.1.1.1", .allow(rule: "main.conf:2")),
+        ("2002:a01:101::1", .allow(rule: "main.conf:2")),
+    ])
+    func resolvedEmbeddingForms(address: String, expected: Decision) throws {
+        let registry = try registry("server .corp.example:443\ndeny 10.9.0.0/16")
+        #expect(registry.checkResolved(address: v6(address), port: 443, allowRule: "main.conf:2") == expected)
+    }
+
+    @Test("the guard on an embedded IPv4 address is lifted only by a rule naming it by address")
+    func embeddedGuardLifted() throws {
+        let registry = try registry("server .corp.example:*\nserver 127.0.0.1:8081\nserver [64:ff9b::7f00:2]:8082\nserver [64:ff9b::/96]:8083")
+        func check(_ text: String, _ port: UInt16) -> Decision {
+            registry.checkResolved(address: v6(text), port: port, allowRule: "main.conf:2")
+        }
+        #expect(check("64:ff9b::7f00:1", 8081) == .allow(rule: "main.conf:3"))
+        #expect(check("2002:7f00:1::", 8081) == .allow(rule: "main.conf:3"))
+        #expect(check("64:ff9b::7f00:2", 8082) == .allow(rule: "main.conf:4"))
+        #expect(check("64:ff9b::7f00:2", 8081) == .deny(rule: nil, reason: .guardedAddress))
+        #expect(check("64:ff9b::7f00:1", 8083) == .deny(rule: nil, reason: .guardedAddress),
+                "a block of translated addresses registers ordinary hosts, not guarded ones")
+    }
 }

@@ -127,7 +127,9 @@ import Testing
     }
 
     @Test func ambiguousLiteralsAre400() throws {
-        for host in ["2130706433", "0x7f.0.0.1", "0177.0.0.1", "127.1", "[::ffff:10.1.2.3]", "[fe80::1%25eth0]", "app%2ecorp.example"] {
+        for host in ["2130706433", "0x7f.0.0.1", "0177.0.0.1", "127.1", "[::ffff:10.1.2.3]", "[fe80::1%25eth0]", "app%2ecorp.example",
+                     "[::10.1.2.3]", "[::ffff:0:10.1.2.3]", "[64:ff9b::10.1.2.3]", "[64:ff9b:1::10.1.2.3]", "[2002:a01:203::]",
+                     "[2001:0:a01:203::1]", "[2001:db8::5efe:10.1.2.3]"] {
             var session = ProxySession(settings: try Self.settings())
             let actions = Self.feed(&session, Self.bytes("CONNECT \(host):443 HTTP/1.1\r\n\r\n"))
             let body = Self.refusalBody(actions) ?? ""
