@@ -33,6 +33,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case notRegistered = "not-registered"
     case denied = "denied"
     case guardedAddress = "guarded-address"
+    /// The destination is one of the relay's own listening endpoints: a request to it would
+    /// come back as a new request, without end. No rule lifts it.
+    case relayLoop = "relay-loop"
 
     // Proxy authentication: 407 (a new challenge), 400 (malformed), 429, 503.
     case authRequired = "auth-required"
@@ -102,7 +105,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
         case .tooManyHeaders: return 431
         case .unsupportedTransferEncoding, .unsupportedScheme: return 501
         case .unsupportedVersion: return 505
-        case .notRegistered, .denied, .guardedAddress: return 403
+        case .notRegistered, .denied, .guardedAddress, .relayLoop: return 403
         case .authRequired, .authContinue, .badPassword, .unknownUser, .staleNonce, .replayedNonce,
              .unsupportedAuth, .gssError:
             return 407

@@ -39,15 +39,21 @@ public struct Registry: Sendable {
         return .deny(rule: nil, reason: .notRegistered)
     }
 
-    /// After resolution, for EVERY resolved address: deny CIDRs + built-in guard
-    /// (loopback, unspecified, link-local, 169.254.169.254, multicast) unless registered by
-    /// address, each checked against the address and every IPv4 address it carries (a DNS64
-    /// resolver answers `64:ff9b::a.b.c.d` for an IPv4-only name).
+    /// After resolution, for EVERY resolved address: the relay's own listening endpoints
+    /// (`.relayLoop`, which no rule lifts), deny CIDRs, then the built-in guard (loopback,
+    /// unspecified, link-local, 169.254.169.254, multicast, and the host's own interface
+    /// addresses from `localHost`) unless registered by address, each checked against the
+    /// address and every IPv4 address it carries (a DNS64 resolver answers
+    /// `64:ff9b::a.b.c.d` for an IPv4-only name). `localHost` is nil where the host is not
+    /// known (checking a configuration before it runs).
     ///
     /// A guarded address let through by a server rule naming it by address is reported
     /// with that rule, since it is the reason the address was allowed; otherwise the
     /// decision carries `allowRule` from `decide`.
-    public func checkResolved(address: IPAddress, port: UInt16, allowRule: String) -> Decision {
+    public func checkResolved(address: IPAddress, port: UInt16, allowRule: String, localHost: LocalHost?) -> Decision {
+        if let localHost, localHost.isRelayEndpoint(address, port: port) {
+            return .deny(rule: nil, reason: .relayLoop)
+        }
         let forms = address.policyForms
         func coversByAddress(_ rule: DestinationRule) -> Bool {
             guard rule.ports.contains(port), let cidr = rule.host.cidr else { return false }
@@ -56,11 +62,14 @@ public struct Registry: Sendable {
         if let deny = denyRules.first(where: coversByAddress) {
             return .deny(rule: deny.rule, reason: .denied)
         }
-        if AddressGuard.isGuarded(address) {
+        let isOwn = localHost?.isOwnAddress(address) == true
+        if AddressGuard.isGuarded(address) || isOwn {
             // A wide block (`0.0.0.0/0`, `::/0`) registers ordinary hosts; only a rule
-            // that deliberately names guarded space lifts the guard.
+            // that deliberately names guarded space (or exactly one of the host's own
+            // addresses) lifts the guard.
             guard let server = serverRules.first(where: { rule in
-                coversByAddress(rule) && rule.host.cidr.map(AddressGuard.liesInGuardedSpace) == true
+                guard coversByAddress(rule), let cidr = rule.host.cidr else { return false }
+                return AddressGuard.liesInGuardedSpace(cidr) || (isOwn && localHost?.namesOnlyOwnAddress(cidr) == true)
             }) else {
                 return .deny(rule: nil, reason: .guardedAddress)
             }

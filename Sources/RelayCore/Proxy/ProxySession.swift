@@ -26,16 +26,23 @@ public struct ProxySession {
         /// place before its upstream is contacted; the driver takes it over
         /// (`takeTunnelQuotaPlace`) and gives it back when the connection or tunnel ends.
         public var tunnelQuota: TunnelQuota?
+        /// The relay's own host: its listening endpoints are never a destination and its
+        /// interface addresses are guarded like loopback (nil: not known, as in tests that
+        /// do not need it).
+        public var localHost: LocalHost?
 
+        /// Settings for one session; everything but the registry has the default a plain
+        /// unauthenticated relay uses.
         public init(registry: Registry, headLimits: HTTPHeadLimits = HTTPHeadLimits(), viaName: String = "dynrelay",
                     requiresAuth: Bool = false, credentialsVersion: (@Sendable () -> UInt64)? = nil,
-                    tunnelQuota: TunnelQuota? = nil) {
+                    tunnelQuota: TunnelQuota? = nil, localHost: LocalHost? = nil) {
             self.registry = registry
             self.headLimits = headLimits
             self.viaName = viaName
             self.requiresAuth = requiresAuth
             self.credentialsVersion = credentialsVersion
             self.tunnelQuota = tunnelQuota
+            self.localHost = localHost
         }
     }
 
@@ -563,7 +570,7 @@ public struct ProxySession {
             // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
             if case .forward = kind, link.host == host && link.port == port, link.principal == principal,
                let address = link.address,
-               settings.registry.checkAll([address], port: port, allowRule: rule).refusal == nil {
+               settings.registry.checkAll([address], port: port, allowRule: rule, localHost: settings.localHost).refusal == nil {
                 var reused = request
                 reused.resolved = link.resolved
                 reused.onReusedLink = true
@@ -592,7 +599,8 @@ public struct ProxySession {
 
     private mutating func checkResolved(_ addresses: [IPAddress], request: Request, now: UInt64,
                                         into actions: inout [ProxySessionAction]) {
-        let check = settings.registry.checkAll(addresses, port: request.port, allowRule: request.rule)
+        let check = settings.registry.checkAll(addresses, port: request.port, allowRule: request.rule,
+                                              localHost: settings.localHost)
         if let refusal = check.refusal {
             var refused = request
             refused.resolved = Self.endpoint(refusal.address, request.port)
