@@ -28,6 +28,8 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case unsupportedScheme = "unsupported-scheme"
     case notAProxyRequest = "not-a-proxy-request"
     case unsupportedVersion = "unsupported-version"
+    /// An HTTP/1.1 request without `Host` (RFC 9112 3.2; HTTP/1.0 may omit it).
+    case missingHost = "missing-host"
 
     // Policy: 403.
     case notRegistered = "not-registered"
@@ -99,7 +101,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
-             .badTarget, .ambiguousHost, .notAProxyRequest:
+             .badTarget, .ambiguousHost, .notAProxyRequest, .missingHost:
             return 400
         case .headTooLarge: return 431
         case .tooManyHeaders: return 431

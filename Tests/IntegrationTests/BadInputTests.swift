@@ -37,6 +37,15 @@ struct BadRequestCase: Sendable, CustomTestStringConvertible {
         BadRequestCase(name: "bare CR",
                        request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\rX-Smuggled: 1\r\n\r\n",
                        status: 400, reason: "bare-line-ending"),
+        BadRequestCase(name: "HTTP/1.1 without Host",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nAccept: */*\r\n\r\n",
+                       status: 400, reason: "missing-host"),
+        BadRequestCase(name: "HTTP/1.1 CONNECT without Host",
+                       request: "CONNECT {ORIGIN} HTTP/1.1\r\n\r\n",
+                       status: 400, reason: "missing-host"),
+        BadRequestCase(name: "two Host fields",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nHost: 127.0.0.1:1\r\n\r\n",
+                       status: 400, reason: "bad-header"),
     ]
 }
 

@@ -411,6 +411,11 @@ public struct ProxySession {
     }
 
     private mutating func route(_ head: HTTPRequestHead, now: UInt64, into actions: inout [ProxySessionAction]) {
+        // RFC 9112 3.2 asks every HTTP/1.1 request for Host, CONNECT included (RFC 9110 7.2
+        // exempts only HTTP/2's :authority); two of them the parser refused already.
+        if head.version == .http1_1 && !head.headers.contains("host") {
+            return refuse(.missingHost, request: nil, now: now, into: &actions)
+        }
         let parsedTarget: RequestTarget
         switch RequestTarget.parse(method: head.method, target: head.target) {
         case .success(let target): parsedTarget = target
