@@ -30,6 +30,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case unsupportedVersion = "unsupported-version"
     /// An HTTP/1.1 request without `Host` (RFC 9112 3.2; HTTP/1.0 may omit it).
     case missingHost = "missing-host"
+    /// A request Transfer-Encoding whose final coding is not `chunked` (or that applies
+    /// `chunked` twice): its body's length cannot be determined (RFC 9112 6.3).
+    case badTransferEncoding = "bad-transfer-encoding"
 
     // Policy: 403.
     case notRegistered = "not-registered"
@@ -101,7 +104,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
-             .badTarget, .ambiguousHost, .notAProxyRequest, .missingHost:
+             .badTarget, .ambiguousHost, .notAProxyRequest, .missingHost, .badTransferEncoding:
             return 400
         case .headTooLarge: return 431
         case .tooManyHeaders: return 431

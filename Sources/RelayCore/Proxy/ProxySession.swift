@@ -786,6 +786,13 @@ public struct ProxySession {
             failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
             return false
         }
+        if exchange.request.head.version == .http1_0, framing != .none, head.headers.contains("transfer-encoding"),
+           !MessageFraming.isChunkedOnly(head.headers) {
+            // An HTTP/1.0 client knows no transfer coding (RFC 9112 6.1): de-chunking would
+            // hand it `gzip` bytes labelled as nothing.
+            failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
+            return false
+        }
         exchange.upstreamWantsClose = ForwardRewriter.wantsClose(version: head.version, headers: head.headers)
             || framing == .untilClose
         var clientHead = head

@@ -64,4 +64,57 @@ import Testing
                                    status: 400, reason: .badHeader)
         }
     }
+
+    // MARK: Transfer-Encoding (RFC 9112 6.1, 6.3)
+
+    @Test func aRequestWhoseFinalCodingIsNotChunkedIs400AndCloses() throws {
+        for coding in ["gzip", "chunked, gzip", "identity", "chunked, chunked", "xchunked"] {
+            try Self.expectRefused("POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nTransfer-Encoding: \(coding)\r\n\r\n5\r\nhello\r\n",
+                                   status: 400, reason: .badTransferEncoding)
+        }
+    }
+
+    @Test func aRequestWithCodingsBeforeChunkedIs501() throws {
+        try Self.expectRefused("POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+                               status: 501, reason: .unsupportedTransferEncoding)
+    }
+
+    /// A response coding the relay cannot frame by chunks runs until the server closes, and
+    /// is relayed that way; the client is told the connection ends with it.
+    @Test func aResponseWhoseFinalCodingIsNotChunkedEndsAtClose() throws {
+        let response = ProxySessionTests.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n\u{1F}\u{0B}zipped bytes")
+        for split in 0...response.count {
+            var session = ProxySession(settings: try Self.settings())
+            _ = ProxySessionTests.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
+            var actions: [ProxySessionAction] = []
+            for part in [response[..<split], response[split...]] where !part.isEmpty {
+                actions += part.withUnsafeBytes { session.upstreamBytes($0, now: 5) }
+            }
+            var toClient: [UInt8] = []
+            for case .sendToClient(let bytes) in actions { toClient += bytes }
+            let text = String(decoding: toClient, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n"), "split \(split): \(text)")
+            #expect(text.contains("Connection: close\r\n"))
+            #expect(text.hasSuffix("\r\n\r\n\u{1F}\u{0B}zipped bytes"), "split \(split)")
+            #expect(ProxySessionTests.auditEntries(actions).isEmpty, "not finished before the close")
+            let end = session.handle(.upstreamEOF, now: 6)
+            #expect(ProxySessionTests.auditEntries(end).first?.reason == .completed)
+            #expect(end.last == .closeClient)
+        }
+    }
+
+    /// An HTTP/1.0 client knows no transfer codings: plain chunked is de-chunked for it, any
+    /// other coding cannot be conveyed.
+    @Test func anHTTP10ClientGetsNoCodingItCannotRead() throws {
+        for coding in ["gzip, chunked", "gzip"] {
+            var session = ProxySession(settings: try Self.settings())
+            _ = ProxySessionTests.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.0\r\n\r\n")
+            let actions = ProxySessionTests.upstream(&session, "HTTP/1.1 200 OK\r\nTransfer-Encoding: \(coding)\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+            #expect(ProxySessionTests.refusalBody(actions)?.hasPrefix("HTTP/1.1 502 ") == true, "\(coding)")
+            let close = try #require(ProxySessionTests.auditEntries(actions).first)
+            #expect(close.reason == .badUpstreamResponse)
+            #expect(close.status == 502)
+            #expect(actions.last == .closeClient)
+        }
+    }
 }
