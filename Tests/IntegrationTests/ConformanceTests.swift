@@ -29,5 +29,32 @@ extension IntegrationSuite {
             let close = relay.audit.waitForEvents(where: "event = 'request-close' AND target = ?", [authority])
             #expect(close.first?["reason"] == "completed", "audit:\n\(relay.audit.dump())")
         }
+
+        @Test("an HTTP/1.0 client gets no 1xx; 1xx and 204 reach a client without Content-Length")
+        func interimAndBodilessResponses() throws {
+            let origin = try CannedHTTPOrigin(reply: "HTTP/1.1 100 Continue\r\nContent-Length: 3\r\n\r\n"
+                                                  + "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\nX-After: 1\r\n\r\n")
+            let (relay, authority) = try Self.relay(for: origin)
+            defer { relay.stop() }
+
+            let old = try TestSocket.connect(port: relay.proxyPort)
+            try old.write("GET http://\(authority)/ HTTP/1.0\r\n\r\n")
+            let seenByOld = String(decoding: try old.readToEOF(), as: UTF8.self)
+            #expect(seenByOld.hasPrefix("HTTP/1.1 204 No Content\r\n"), "\(seenByOld)")
+            #expect(!seenByOld.contains("100 Continue"))
+            #expect(!seenByOld.lowercased().contains("content-length"))
+
+            let current = try TestSocket.connect(port: relay.proxyPort)
+            try current.write("GET http://\(authority)/ HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+            let interim = try #require(try current.readHead())
+            #expect(String(decoding: interim, as: UTF8.self) == "HTTP/1.1 100 Continue\r\nVia: 1.1 dynrelay\r\n\r\n")
+            let final = String(decoding: try #require(try current.readHead()), as: UTF8.self)
+            #expect(final.hasPrefix("HTTP/1.1 204 No Content\r\n") && final.contains("X-After: 1\r\n"), "\(final)")
+            #expect(!final.lowercased().contains("content-length"))
+            // Kept alive: the next request on the same connection is answered too.
+            try current.write("GET http://\(authority)/again HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+            _ = try #require(try current.readHead())
+            #expect(String(decoding: try #require(try current.readHead()), as: UTF8.self).hasPrefix("HTTP/1.1 204 "))
+        }
     }
 }

@@ -774,7 +774,10 @@ public struct ProxySession {
             return false
         }
         if (100..<200).contains(head.status) {
-            let interim = ForwardRewriter.clientResponse(head, viaName: settings.viaName, closeAfter: false)
+            // HTTP/1.0 defined no 1xx (RFC 9110 15.2): its client would take one for the answer.
+            if exchange.request.head.version == .http1_0 { return true }
+            let interim = ForwardRewriter.clientResponse(Self.withoutBodyFraming(head), viaName: settings.viaName,
+                                                         closeAfter: false)
             exchange.bytesDown += Int64(interim.count)
             actions.append(.sendToClient(interim))
             return true
@@ -795,7 +798,7 @@ public struct ProxySession {
         }
         exchange.upstreamWantsClose = ForwardRewriter.wantsClose(version: head.version, headers: head.headers)
             || framing == .untilClose
-        var clientHead = head
+        var clientHead = head.status == 204 ? Self.withoutBodyFraming(head) : head
         if framing == .chunked && exchange.request.head.version == .http1_0 {
             // The relay must speak HTTP/1.1 upstream, so a chunked answer can come back to a
             // 1.0 client that cannot read chunked: send it the payload, delimited by close.
@@ -813,6 +816,16 @@ public struct ProxySession {
         exchange.responseFraming = framing
         actions.append(.sendToClient(rewritten))
         return true
+    }
+
+    /// A 1xx or 204 head without Content-Length and Transfer-Encoding, which RFC 9110 8.6
+    /// and RFC 9112 6.1 forbid there: such a response has no body, and a client that believed
+    /// either field would read the next response as this one's body.
+    private static func withoutBodyFraming(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var stripped = head
+        stripped.headers.remove("content-length")
+        stripped.headers.remove("transfer-encoding")
+        return stripped
     }
 
     private mutating func forwardResponseBody(_ bytes: UnsafeRawBufferPointer, exchange: inout Exchange, now: UInt64,

@@ -117,4 +117,54 @@ import Testing
             #expect(actions.last == .closeClient)
         }
     }
+
+    // MARK: Interim and bodiless responses (RFC 9110 15.2, 8.6)
+
+    /// What the client receives from `response`, fed in two reads split at `split`.
+    static func toClient(request: String, response: String, split: Int) throws -> (String, [ProxySessionAction]) {
+        var session = ProxySession(settings: try settings())
+        _ = ProxySessionTests.forwarded(&session, request)
+        let bytes = ProxySessionTests.bytes(response)
+        var actions: [ProxySessionAction] = []
+        for part in [bytes[..<split], bytes[split...]] where !part.isEmpty {
+            actions += part.withUnsafeBytes { session.upstreamBytes($0, now: 5) }
+        }
+        var sent: [UInt8] = []
+        for case .sendToClient(let part) in actions { sent += part }
+        return (String(decoding: sent, as: UTF8.self), actions)
+    }
+
+    @Test func anHTTP10ClientIsNeverSentAnInterimResponse() throws {
+        let response = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+            + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        for split in 0...response.utf8.count {
+            let (text, actions) = try Self.toClient(request: "GET http://10.9.1.1/ HTTP/1.0\r\n\r\n", response: response, split: split)
+            #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.hasSuffix("\r\n\r\nok"), "split \(split): \(text)")
+            #expect(!text.contains("100 Continue") && !text.contains("103"), "split \(split)")
+            let close = try #require(ProxySessionTests.auditEntries(actions).first)
+            #expect(close.status == 200)
+            #expect(close.bytesDown == Int64(text.utf8.count), "only what was sent counts")
+        }
+        // An HTTP/1.1 client still gets them.
+        let (text, _) = try Self.toClient(request: "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n", response: response, split: 0)
+        #expect(text.hasPrefix("HTTP/1.1 100 Continue\r\n"))
+        #expect(text.contains("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n"))
+    }
+
+    @Test func contentLengthNeverReachesTheClientOnA1xxOrA204() throws {
+        let request = "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"
+        let response = "HTTP/1.1 103 Early Hints\r\nContent-Length: 7\r\nLink: </a>\r\n\r\n"
+            + "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nX-Kept: 1\r\n\r\n"
+        for split in 0...response.utf8.count {
+            let (text, actions) = try Self.toClient(request: request, response: response, split: split)
+            #expect(text.hasPrefix("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n"), "split \(split): \(text)")
+            #expect(text.contains("HTTP/1.1 204 No Content\r\nX-Kept: 1\r\n"), "split \(split): \(text)")
+            #expect(!text.lowercased().contains("content-length") && !text.lowercased().contains("transfer-encoding"), "split \(split)")
+            #expect(ProxySessionTests.auditEntries(actions).first?.status == 204)
+            #expect(!actions.contains(.closeClient), "the 204 has no body: the connection stays")
+        }
+        // A 304 keeps its Content-Length: it describes the representation, not this message.
+        let (notModified, _) = try Self.toClient(request: request, response: "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n", split: 0)
+        #expect(notModified.contains("Content-Length: 5\r\n"))
+    }
 }
