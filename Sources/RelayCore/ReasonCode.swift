@@ -10,6 +10,8 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case clientClosed = "client-closed"
     case upstreamClosed = "upstream-closed"
     case completed = "completed"
+    /// A TRACE or OPTIONS whose `Max-Forwards` was used up, answered by the relay itself.
+    case answeredByRelay = "answered-by-relay"
 
     // Malformed requests: 400.
     case badRequestLine = "bad-request-line"
@@ -99,7 +101,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     /// reason never produces a response (normal closes, timeouts after the head).
     public var refusalStatus: Int? {
         switch self {
-        case .allowed, .clientClosed, .upstreamClosed, .completed, .idleTimeout, .clientReset,
+        case .allowed, .clientClosed, .upstreamClosed, .completed, .answeredByRelay, .idleTimeout, .clientReset,
              .shutdown, .upstreamReset:
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,

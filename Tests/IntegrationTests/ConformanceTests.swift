@@ -56,5 +56,45 @@ extension IntegrationSuite {
             _ = try #require(try current.readHead())
             #expect(String(decoding: try #require(try current.readHead()), as: UTF8.self).hasPrefix("HTTP/1.1 204 "))
         }
+
+        @Test("curl TRACE/OPTIONS with Max-Forwards: 0 are answered by the relay, audited, no secret echoed")
+        func maxForwardsZeroIsAnsweredByTheRelay() throws {
+            let origin = try HTTPOrigin()
+            let (relay, authority) = try Self.relay(for: origin)
+            defer { relay.stop() }
+            let proxy = ["-x", "http://127.0.0.1:\(relay.proxyPort)"]
+            let dump = relay.directory.path + "/headers"
+            let trace = try Curl.run(proxy + ["-X", "TRACE", "-H", "Max-Forwards: 0", "-H", "Cookie: sid=s3cr3t",
+                                              "-H", "Authorization: Bearer s3cr3t", "-U", "alice:s3cr3t", "-H", "X-Shown: yes",
+                                              "-D", dump, "http://\(authority)/trace"])
+            #expect(trace.status == 0, "curl: \(trace.stderr)")
+            let echo = String(decoding: trace.stdout, as: UTF8.self)
+            #expect(echo.hasPrefix("TRACE http://\(authority)/trace HTTP/1.1\r\n"), "\(echo)")
+            #expect(echo.contains("X-Shown: yes\r\n"))
+            #expect(!echo.contains("s3cr3t") && !echo.lowercased().contains("cookie") && !echo.lowercased().contains("authorization"))
+            #expect(Curl.headers(fromDump: (try? String(contentsOfFile: dump, encoding: .utf8)) ?? "")["content-type"] == "message/http")
+
+            let options = try Curl.run(proxy + ["-X", "OPTIONS", "-H", "Max-Forwards: 0", "-D", dump, "-o", "/dev/null",
+                                                "-w", "%{http_code}", "http://\(authority)/"])
+            #expect(String(decoding: options.stdout, as: UTF8.self) == "200", "curl: \(options.stderr)")
+            #expect(origin.requests.isEmpty, "nothing reached the origin")
+
+            let closes = relay.audit.waitForEvents(where: "event = 'request-close' AND reason = 'answered-by-relay'", count: 2)
+            #expect(closes.count == 2, "audit:\n\(relay.audit.dump())")
+            #expect(closes.allSatisfy { $0["status"] == "200" && $0["resolved"] == nil })
+            let opens = try relay.audit.events(where: "event = 'request-open'", [])
+            #expect(opens.count == 2, "one open row for each close row")
+        }
+
+        @Test("Max-Forwards above zero is decremented on the way to the origin")
+        func maxForwardsIsDecremented() throws {
+            let origin = try HTTPOrigin()
+            let (relay, authority) = try Self.relay(for: origin)
+            defer { relay.stop() }
+            let result = try Curl.run(["-x", "http://127.0.0.1:\(relay.proxyPort)", "-X", "OPTIONS", "-H", "Max-Forwards: 3",
+                                       "-o", "/dev/null", "http://\(authority)/"])
+            #expect(result.status == 0, "curl: \(result.stderr)")
+            #expect(origin.requests.first?.header("max-forwards") == "2")
+        }
     }
 }

@@ -9,4 +9,9 @@ public struct HTTPHeader: Equatable, Hashable, Sendable {
         self.name = name
         self.value = value
     }
+
+    /// Appends the value's bytes as they go on the wire.
+    public func appendValue(to out: inout [UInt8]) {
+        out.append(contentsOf: value.utf8)
+    }
 }

@@ -48,7 +48,8 @@ public struct ProxySession {
 
     private enum Kind {
         case tunnel
-        case forward(pathAndQuery: String, hostHeader: String, framing: BodyFraming)
+        /// `maxForwards`: the received count of a TRACE or OPTIONS (RFC 9110 7.6.2), nil otherwise.
+        case forward(pathAndQuery: String, hostHeader: String, framing: BodyFraming, maxForwards: UInt64?)
     }
 
     /// A request that parsed, waiting for its principal before the registry sees it.
@@ -125,6 +126,9 @@ public struct ProxySession {
         /// commit's answer, so a close record is written only for an open record that is
         /// stored (a failed commit makes this a plain `internal-error` refusal).
         case failedBeforeCommit(Request, reason: ReasonCode)
+        /// A TRACE or OPTIONS the relay answers itself (its `Max-Forwards` is used up): the
+        /// answer waits for the open record's commit, as relaying would.
+        case answering(Request)
         /// The connection was lost while the open record's commit was pending: the sockets
         /// are closed, and the commit's answer settles the record: a close record if it was
         /// stored, an `internal-error` refusal if not.
@@ -320,6 +324,10 @@ public struct ProxySession {
             refuse(.internalError, request: request, now: now, into: &actions)
         case (.failedBeforeCommit(let request, let reason), .auditCommitted):
             failOpened(request, reason: reason, now: now, into: &actions)
+        case (.answering(let request), .auditCommitted):
+            answerLocally(request, now: now, into: &actions)
+        case (.answering(let request), .auditFailed):
+            refuse(.internalError, request: request, now: now, into: &actions)
 
         case (.forwarding(var exchange), .upstreamEOF):
             upstreamEnded(&exchange, reason: .upstreamClosed, now: now, into: &actions)
@@ -340,6 +348,7 @@ public struct ProxySession {
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions)
         case (.opening(let request, _, false, _), .connectionLost(let reason)),
+             (.answering(let request), .connectionLost(let reason)),
              (.failedBeforeCommit(let request, let reason), .connectionLost):
             // A close row only for a stored open row: it waits for the commit's answer. An
             // attempt whose every connect had failed keeps that failure as its reason.
@@ -443,8 +452,15 @@ public struct ProxySession {
             case .success(let value): framing = value
             case .failure(let reason): return refuse(reason, request: nil, now: now, into: &actions)
             }
+            var maxForwards: UInt64?
+            if MaxForwards.applies(to: head.method) {
+                switch MaxForwards.parse(head.headers) {
+                case .success(let value): maxForwards = value
+                case .failure(let reason): return refuse(reason, request: nil, now: now, into: &actions)
+                }
+            }
             let hostHeader = ForwardRewriter.hostHeaderValue(scheme: scheme, host: host, port: absolutePort)
-            kind = .forward(pathAndQuery: pathAndQuery, hostHeader: hostHeader, framing: framing)
+            kind = .forward(pathAndQuery: pathAndQuery, hostHeader: hostHeader, framing: framing, maxForwards: maxForwards)
             rawHost = host
             port = absolutePort
         case .origin, .asterisk:
@@ -484,7 +500,7 @@ public struct ProxySession {
         state = .authenticating(pending)
         askedUnderVersion = version
         var originForm: String?
-        if case .forward(let pathAndQuery, _, _) = kind { originForm = pathAndQuery }
+        if case .forward(let pathAndQuery, _, _, _) = kind { originForm = pathAndQuery }
         actions.append(.authenticate(ProxyAuthRequest(authorization: offered.first, method: head.method,
                                                       target: head.target, originForm: originForm)))
     }
@@ -518,7 +534,7 @@ public struct ProxySession {
     private mutating func refuseAuthentication(_ refusal: ProxyAuthRefusal, pending: PendingRequest, now: UInt64,
                                                into actions: inout [ProxySessionAction]) {
         var bodiless = true
-        if case .forward(_, _, let framing) = pending.kind, framing != .none { bodiless = false }
+        if case .forward(_, _, let framing, _) = pending.kind, framing != .none { bodiless = false }
         let keepAlive = refusal.status == 407 && bodiless
             && !ForwardRewriter.wantsClose(version: pending.head.version, headers: pending.head.headers)
         actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: refusal.reason, target: pending.target,
@@ -570,6 +586,13 @@ public struct ProxySession {
                               resolved: nil, startedAt: pending.startedAt)
         request.principal = principal
         request.mutualAuth = mutualAuth
+
+        if case .forward(_, _, _, maxForwards: 0?) = kind {
+            // Checked like any forwarded request, and recorded the same way, but its final
+            // recipient is the relay: nothing is resolved or connected.
+            state = .answering(request)
+            return actions.append(openRecord(request))
+        }
 
         if let link = upstream {
             // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
@@ -680,8 +703,13 @@ public struct ProxySession {
             actions.append(.startTunnel(context, established: ProxyResponses.connectEstablished(proxyAuthenticate: request.mutualAuth),
                                         clientLeftover: clientBuffer))
             clientBuffer = []
-        case .forward(let pathAndQuery, let hostHeader, let framing):
-            let head = ForwardRewriter.upstreamRequest(request.head, hostHeader: hostHeader,
+        case .forward(let pathAndQuery, let hostHeader, let framing, let maxForwards):
+            var sent = request.head
+            if let maxForwards {
+                sent.headers.remove("max-forwards")
+                sent.headers.append(name: "Max-Forwards", value: String(MaxForwards.forwarded(maxForwards)))
+            }
+            let head = ForwardRewriter.upstreamRequest(sent, hostHeader: hostHeader,
                                                        pathAndQuery: pathAndQuery, viaName: settings.viaName)
             var exchange = Exchange(
                 request: request, requestFramer: BodyFramer(framing), requestDone: framing == .none,
@@ -697,6 +725,29 @@ public struct ProxySession {
                 clientBuffer = []
                 early.withUnsafeBytes { forwardRequestBody($0, exchange: &exchange, now: now, into: &actions) }
             }
+        }
+    }
+
+    /// The relay's own answer to a TRACE or OPTIONS whose hop count is used up, once its
+    /// open record is stored, and the close record that pairs with it. A request body is
+    /// left unread, so the connection closes after the answer.
+    private mutating func answerLocally(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
+        guard case .forward(_, _, let framing, _) = request.kind else {
+            preconditionFailure("only a forwarded request is answered by the relay")
+        }
+        let closeAfter = framing != .none || ForwardRewriter.wantsClose(version: request.head.version, headers: request.head.headers)
+        let answer = request.head.method == "TRACE" ? LocalAnswer.trace(request.head, closeAfter: closeAfter)
+                                                    : LocalAnswer.options(closeAfter: closeAfter)
+        actions.append(.sendToClient(answer))
+        actions.append(.audit(AuditEntry(event: .requestClose, decision: .allow, reason: .answeredByRelay, target: request.target,
+                                         rule: request.rule, status: 200, bytesDown: Int64(answer.count),
+                                         durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now),
+                                         principal: request.principal?.name, scheme: request.principal?.scheme),
+                              awaitCommit: false))
+        if closeAfter { return closeAll(into: &actions) }
+        state = .readingHead
+        if !clientBuffer.isEmpty {
+            processHead(now: now, into: &actions)
         }
     }
 
@@ -910,7 +961,7 @@ public struct ProxySession {
     /// connection, that got no response byte at all.
     private static func mayRetryOnAFreshConnection(_ exchange: Exchange) -> Bool {
         guard exchange.request.onReusedLink, !exchange.sawResponseBytes,
-              case .forward(_, _, .none) = exchange.request.kind else { return false }
+              case .forward(_, _, .none, _) = exchange.request.kind else { return false }
         return ["GET", "HEAD", "OPTIONS", "TRACE"].contains(exchange.request.head.method)
     }
 
