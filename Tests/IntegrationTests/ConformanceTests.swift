@@ -96,5 +96,23 @@ extension IntegrationSuite {
             #expect(result.status == 0, "curl: \(result.stderr)")
             #expect(origin.requests.first?.header("max-forwards") == "2")
         }
+
+        @Test("CONNECT with Content-Length: 0 (as Java sends it) opens a working tunnel; any other length is refused")
+        func connectWithContentLengthZero() throws {
+            let echo = try EchoServer()
+            let (relay, authority) = try Self.relay(for: echo)
+            defer { relay.stop() }
+            let socket = try TestSocket.connect(port: relay.proxyPort)
+            try socket.write("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\nContent-Length: 0\r\n\r\nping")
+            let established = try ProxyClient.readResponse(socket, bodyless: true)
+            #expect(established.status == 200, "\(established.statusLine)")
+            #expect(try socket.readExactly(4) == Array("ping".utf8), "the bytes after the head are tunnel payload")
+            socket.close()
+
+            let (refused, refusedSocket) = try ProxyClient.exchange(relayPort: relay.proxyPort,
+                "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\nContent-Length: 4\r\n\r\nping")
+            Expect.refusal(refused, status: 400, reason: "ambiguous-framing")
+            #expect(ProxyClient.closes(refusedSocket))
+        }
     }
 }

@@ -436,8 +436,11 @@ public struct ProxySession {
         let port: UInt16
         switch parsedTarget {
         case .authority(let host, let authorityPort) where head.method == "CONNECT":
-            // A CONNECT body has no defined meaning: are those bytes a body or tunnel payload? Refuse.
-            if head.headers.contains("content-length") || head.headers.contains("transfer-encoding") {
+            // A CONNECT body has no defined meaning: are those bytes a body or tunnel payload?
+            // Refused, except for one `Content-Length: 0`, which says there is none (Java and
+            // mobile HTTP stacks send it on every request).
+            let lengths = head.headers.values("content-length")
+            if head.headers.contains("transfer-encoding") || !(lengths.isEmpty || lengths == ["0"]) {
                 return refuse(.ambiguousFraming, request: nil, now: now, into: &actions)
             }
             kind = .tunnel

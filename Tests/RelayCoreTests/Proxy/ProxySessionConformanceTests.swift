@@ -167,4 +167,33 @@ import Testing
         let (notModified, _) = try Self.toClient(request: request, response: "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n", split: 0)
         #expect(notModified.contains("Content-Length: 5\r\n"))
     }
+
+    // MARK: Leniencies real clients need, with no new reading of the bytes
+
+    /// Java and mobile stacks send `Content-Length: 0` on CONNECT: it says there is no body,
+    /// so the bytes after the head are tunnel payload as ever.
+    @Test func aConnectWithContentLengthZeroIsATunnel() throws {
+        let head = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nContent-Length: 0\r\n\r\n"
+        let hello = "\u{16}\u{03}\u{01}hello"
+        for split in 0...(head + hello).utf8.count {
+            var (session, actions) = try Self.run(head + hello, split: split)
+            #expect(actions.contains(.connect(.v4(IPv4Address(10, 1, 2, 3)), port: 443)), "split \(split)")
+            _ = session.handle(.upstreamConnected, now: 2)
+            let ready = session.handle(.auditCommitted, now: 3)
+            guard case .startTunnel(_, _, let leftover) = ready.first else {
+                Issue.record("split \(split): expected a tunnel, got \(ready)")
+                continue
+            }
+            #expect(leftover == ProxySessionTests.bytes(hello), "split \(split)")
+        }
+    }
+
+    @Test("any other length or coding on CONNECT stays refused", arguments: [
+        "Content-Length: 1\r\n", "Content-Length: 00\r\n", "Content-Length: 0\r\nContent-Length: 0\r\n", "Content-Length: 0, 0\r\n",
+        "Transfer-Encoding: chunked\r\n", "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n", "Transfer-Encoding: identity\r\n",
+        "Content-Length: +0\r\n", "Content-Length: 0x0\r\n",
+    ])
+    func connectWithABodyIsAmbiguous(fields: String) throws {
+        try Self.expectRefused("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\(fields)\r\n", status: 400, reason: .ambiguousFraming)
+    }
 }
