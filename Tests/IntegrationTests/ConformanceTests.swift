@@ -114,5 +114,18 @@ extension IntegrationSuite {
             Expect.refusal(refused, status: 400, reason: "ambiguous-framing")
             #expect(ProxyClient.closes(refusedSocket))
         }
+
+        @Test("a chunk size with whitespace before its extension reaches the origin whole")
+        func chunkExtensionWhitespace() throws {
+            let origin = try HTTPOrigin()
+            let (relay, authority) = try Self.relay(for: origin)
+            defer { relay.stop() }
+            let (response, _) = try ProxyClient.exchange(relayPort: relay.proxyPort,
+                "POST http://\(authority)/ HTTP/1.1\r\nHost: \(authority)\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                + "5 ;e\r\nhello\r\n6\t;e=v\r\n world\r\n0\r\n\r\n")
+            #expect(response.status == 200, "\(response.statusLine) \(response.bodyText)")
+            #expect(response.header("x-seen-body-length") == "11")
+            #expect(origin.requests.first?.bodyError == nil)
+        }
     }
 }

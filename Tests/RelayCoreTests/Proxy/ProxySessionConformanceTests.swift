@@ -196,4 +196,26 @@ import Testing
     func connectWithABodyIsAmbiguous(fields: String) throws {
         try Self.expectRefused("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\(fields)\r\n", status: 400, reason: .ambiguousFraming)
     }
+
+    /// A chunk size followed by whitespace before its extension is relayed verbatim; the
+    /// same whitespace with no extension after it is still a bad chunk.
+    @Test func bwsBeforeAChunkExtensionIsRelayedVerbatim() throws {
+        let head = "POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let body = "5 ;e\r\nhello\r\n6\t;e=v\r\n world\r\n0\r\n\r\n"
+        for split in 0...body.utf8.count {
+            var session = ProxySession(settings: try Self.settings())
+            _ = ProxySessionTests.forwarded(&session, head)
+            let actions = ProxySessionTests.feed(&session, ProxySessionTests.bytes(body), splitAt: [split])
+            var up: [UInt8] = []
+            for case .sendToUpstream(let part) in actions { up += part }
+            #expect(String(decoding: up, as: UTF8.self) == body, "split \(split)")
+            #expect(ProxySessionTests.auditEntries(actions).isEmpty, "split \(split): nothing refused")
+            #expect(!session.wantsClientBytes, "the body is complete")
+        }
+        var session = ProxySession(settings: try Self.settings())
+        _ = ProxySessionTests.forwarded(&session, head)
+        let refused = ProxySessionTests.feed(&session, ProxySessionTests.bytes("5 \r\nhello\r\n0\r\n\r\n"))
+        #expect(ProxySessionTests.auditEntries(refused).first?.reason == .badChunk)
+        #expect(ProxySessionTests.refusalBody(refused)?.hasPrefix("HTTP/1.1 400 ") == true)
+    }
 }
