@@ -127,5 +127,20 @@ extension IntegrationSuite {
             #expect(response.header("x-seen-body-length") == "11")
             #expect(origin.requests.first?.bodyError == nil)
         }
+
+        @Test("header values with obs-text reach the origin and the client byte for byte")
+        func obsTextIsForwardedVerbatim() throws {
+            let latin: [UInt8] = Array("caf".utf8) + [0xE9, 0x20, 0xFF]
+            let origin = try CannedHTTPOrigin(reply: "HTTP/1.1 204 No Content\r\nX-Back: caf\u{E9}\r\n\r\n")
+            let (relay, authority) = try Self.relay(for: origin)
+            defer { relay.stop() }
+            let socket = try TestSocket.connect(port: relay.proxyPort)
+            try socket.write(Array("GET http://\(authority)/ HTTP/1.1\r\nHost: \(authority)\r\nX-Latin: ".utf8) + latin + [13, 10, 13, 10])
+            let head = try #require(try socket.readHead())
+            #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 204 "), "\(head)")
+            #expect(head.firstRange(of: Array("X-Back: caf\u{E9}\r\n".utf8)) != nil, "UTF-8 comes back as sent")
+            let seen = try #require(origin.heads.first)
+            #expect(seen.firstRange(of: Array("\r\nX-Latin: ".utf8) + latin + [13, 10]) != nil, "the origin got \(seen)")
+        }
     }
 }

@@ -218,4 +218,25 @@ import Testing
         #expect(ProxySessionTests.auditEntries(refused).first?.reason == .badChunk)
         #expect(ProxySessionTests.refusalBody(refused)?.hasPrefix("HTTP/1.1 400 ") == true)
     }
+
+    /// Field values with obs-text (RFC 9110 5.5) cross the relay byte for byte, both ways.
+    @Test func obsTextCrossesTheRelayByteForByte() throws {
+        let latin: [UInt8] = Array("caf".utf8) + [0xE9, 0x20, 0x80, 0xFF]
+        let request = ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nX-Latin: ") + latin
+            + ProxySessionTests.bytes("\r\nX-UTF8: Zo\u{EB}\r\n\r\n")
+        for split in 0...request.count {
+            var session = ProxySession(settings: try Self.settings())
+            _ = ProxySessionTests.feed(&session, request, splitAt: [split])
+            _ = session.handle(.upstreamConnected, now: 2)
+            var up: [UInt8] = []
+            for case .sendToUpstream(let part) in session.handle(.auditCommitted, now: 3) { up += part }
+            let expected = ProxySessionTests.bytes("\r\nX-Latin: ") + latin + ProxySessionTests.bytes("\r\nX-UTF8: Zo\u{EB}\r\n")
+            #expect(up.firstRange(of: expected) != nil, "split \(split): \(up)")
+
+            let response = ProxySessionTests.bytes("HTTP/1.1 200 OK\r\nX-Back: ") + latin + ProxySessionTests.bytes("\r\nContent-Length: 0\r\n\r\n")
+            var down: [UInt8] = []
+            for case .sendToClient(let part) in response.withUnsafeBytes({ session.upstreamBytes($0, now: 4) }) { down += part }
+            #expect(down.firstRange(of: ProxySessionTests.bytes("\r\nX-Back: ") + latin + [13, 10]) != nil, "split \(split)")
+        }
+    }
 }
