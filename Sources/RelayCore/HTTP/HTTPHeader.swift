@@ -12,7 +12,9 @@ public struct HTTPHeader: Equatable, Hashable, Sendable {
         case isoLatin1
     }
 
+    /// The field name as received.
     public var name: String
+    /// The value without surrounding whitespace; see `valueEncoding` for its bytes.
     public var value: String
     /// How `value` goes back on the wire.
     public var valueEncoding: ValueEncoding

@@ -82,17 +82,10 @@ import Testing
     /// A response coding the relay cannot frame by chunks runs until the server closes, and
     /// is relayed that way; the client is told the connection ends with it.
     @Test func aResponseWhoseFinalCodingIsNotChunkedEndsAtClose() throws {
-        let response = ProxySessionTests.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n\u{1F}\u{0B}zipped bytes")
-        for split in 0...response.count {
-            var session = ProxySession(settings: try Self.settings())
-            _ = ProxySessionTests.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-            var actions: [ProxySessionAction] = []
-            for part in [response[..<split], response[split...]] where !part.isEmpty {
-                actions += part.withUnsafeBytes { session.upstreamBytes($0, now: 5) }
-            }
-            var toClient: [UInt8] = []
-            for case .sendToClient(let bytes) in actions { toClient += bytes }
-            let text = String(decoding: toClient, as: UTF8.self)
+        let response = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n\u{1F}\u{0B}zipped bytes"
+        for split in 0...response.utf8.count {
+            var (session, text, actions) = try Self.toClient(request: "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n",
+                                                             response: response, split: split)
             #expect(text.hasPrefix("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n"), "split \(split): \(text)")
             #expect(text.contains("Connection: close\r\n"))
             #expect(text.hasSuffix("\r\n\r\n\u{1F}\u{0B}zipped bytes"), "split \(split)")
@@ -121,7 +114,7 @@ import Testing
     // MARK: Interim and bodiless responses (RFC 9110 15.2, 8.6)
 
     /// What the client receives from `response`, fed in two reads split at `split`.
-    static func toClient(request: String, response: String, split: Int) throws -> (String, [ProxySessionAction]) {
+    static func toClient(request: String, response: String, split: Int) throws -> (ProxySession, String, [ProxySessionAction]) {
         var session = ProxySession(settings: try settings())
         _ = ProxySessionTests.forwarded(&session, request)
         let bytes = ProxySessionTests.bytes(response)
@@ -131,14 +124,14 @@ import Testing
         }
         var sent: [UInt8] = []
         for case .sendToClient(let part) in actions { sent += part }
-        return (String(decoding: sent, as: UTF8.self), actions)
+        return (session, String(decoding: sent, as: UTF8.self), actions)
     }
 
     @Test func anHTTP10ClientIsNeverSentAnInterimResponse() throws {
         let response = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
             + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
         for split in 0...response.utf8.count {
-            let (text, actions) = try Self.toClient(request: "GET http://10.9.1.1/ HTTP/1.0\r\n\r\n", response: response, split: split)
+            let (_, text, actions) = try Self.toClient(request: "GET http://10.9.1.1/ HTTP/1.0\r\n\r\n", response: response, split: split)
             #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.hasSuffix("\r\n\r\nok"), "split \(split): \(text)")
             #expect(!text.contains("100 Continue") && !text.contains("103"), "split \(split)")
             let close = try #require(ProxySessionTests.auditEntries(actions).first)
@@ -146,7 +139,7 @@ import Testing
             #expect(close.bytesDown == Int64(text.utf8.count), "only what was sent counts")
         }
         // An HTTP/1.1 client still gets them.
-        let (text, _) = try Self.toClient(request: "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n", response: response, split: 0)
+        let (_, text, _) = try Self.toClient(request: "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n", response: response, split: 0)
         #expect(text.hasPrefix("HTTP/1.1 100 Continue\r\n"))
         #expect(text.contains("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n"))
     }
@@ -156,7 +149,7 @@ import Testing
         let response = "HTTP/1.1 103 Early Hints\r\nContent-Length: 7\r\nLink: </a>\r\n\r\n"
             + "HTTP/1.1 204 No Content\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nX-Kept: 1\r\n\r\n"
         for split in 0...response.utf8.count {
-            let (text, actions) = try Self.toClient(request: request, response: response, split: split)
+            let (_, text, actions) = try Self.toClient(request: request, response: response, split: split)
             #expect(text.hasPrefix("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n"), "split \(split): \(text)")
             #expect(text.contains("HTTP/1.1 204 No Content\r\nX-Kept: 1\r\n"), "split \(split): \(text)")
             #expect(!text.lowercased().contains("content-length") && !text.lowercased().contains("transfer-encoding"), "split \(split)")
@@ -164,7 +157,7 @@ import Testing
             #expect(!actions.contains(.closeClient), "the 204 has no body: the connection stays")
         }
         // A 304 keeps its Content-Length: it describes the representation, not this message.
-        let (notModified, _) = try Self.toClient(request: request, response: "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n", split: 0)
+        let (_, notModified, _) = try Self.toClient(request: request, response: "HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n", split: 0)
         #expect(notModified.contains("Content-Length: 5\r\n"))
     }
 
