@@ -4,9 +4,11 @@
 /// out. One session serves every request of a keep-alive connection; a CONNECT ends it by
 /// handing both sockets to a raw relay (`.startTunnel`).
 ///
-/// Order of checks for every request: parse strictly → target → framing → normalise host →
-/// registry decision → resolve once → check every address → connect to a checked address →
-/// commit the audit open record → only then relay a byte.
+/// Order of checks for every request: parse strictly → Host → target → framing → normalise
+/// host → authenticate → registry decision → resolve once → check every address (the relay's
+/// own endpoints and addresses included) → connect to a checked address → commit the audit
+/// open record → only then relay a byte. A TRACE or OPTIONS whose Max-Forwards is used up
+/// stops after the registry decision and is answered here once its open record is committed.
 public struct ProxySession {
     /// Everything a session needs that comes from configuration.
     public struct Settings: Sendable {
