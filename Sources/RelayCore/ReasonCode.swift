@@ -10,6 +10,8 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case clientClosed = "client-closed"
     case upstreamClosed = "upstream-closed"
     case completed = "completed"
+    /// A TRACE or OPTIONS whose `Max-Forwards` was used up, answered by the relay itself.
+    case answeredByRelay = "answered-by-relay"
 
     // Malformed requests: 400.
     case badRequestLine = "bad-request-line"
@@ -28,11 +30,19 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case unsupportedScheme = "unsupported-scheme"
     case notAProxyRequest = "not-a-proxy-request"
     case unsupportedVersion = "unsupported-version"
+    /// An HTTP/1.1 request without `Host` (RFC 9112 3.2; HTTP/1.0 may omit it).
+    case missingHost = "missing-host"
+    /// A request Transfer-Encoding whose final coding is not `chunked` (or that applies
+    /// `chunked` twice): its body's length cannot be determined (RFC 9112 6.3).
+    case badTransferEncoding = "bad-transfer-encoding"
 
     // Policy: 403.
     case notRegistered = "not-registered"
     case denied = "denied"
     case guardedAddress = "guarded-address"
+    /// The destination is one of the relay's own listening endpoints: a request to it would
+    /// come back as a new request, without end. No rule lifts it.
+    case relayLoop = "relay-loop"
 
     // Proxy authentication: 407 (a new challenge), 400 (malformed), 429, 503.
     case authRequired = "auth-required"
@@ -107,18 +117,18 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     /// reason never produces a response (normal closes, timeouts after the head).
     public var refusalStatus: Int? {
         switch self {
-        case .allowed, .clientClosed, .upstreamClosed, .completed, .idleTimeout, .clientReset,
+        case .allowed, .clientClosed, .upstreamClosed, .completed, .answeredByRelay, .idleTimeout, .clientReset,
              .shutdown, .upstreamReset, .relayCrashed, .auditLost, .stalled:
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
-             .badTarget, .ambiguousHost, .notAProxyRequest:
+             .badTarget, .ambiguousHost, .notAProxyRequest, .missingHost, .badTransferEncoding:
             return 400
         case .headTooLarge: return 431
         case .tooManyHeaders: return 431
         case .unsupportedTransferEncoding, .unsupportedScheme: return 501
         case .unsupportedVersion: return 505
-        case .notRegistered, .denied, .guardedAddress: return 403
+        case .notRegistered, .denied, .guardedAddress, .relayLoop: return 403
         case .authRequired, .authContinue, .badPassword, .unknownUser, .staleNonce, .replayedNonce,
              .unsupportedAuth, .gssError:
             return 407

@@ -41,13 +41,26 @@ public final class RelayServer: Sendable {
         self.group = EventLoopGroup(count: loopCount)
         let tunnelQuota = TunnelQuota(limit: config.limits.maxTunnelsPerPrincipal)
         self.tunnelQuota = tunnelQuota
+        let localHost = LocalHost()
         let shared = ServerShared(settings: try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
-                                                                     tunnelQuota: tunnelQuota),
+                                                                     tunnelQuota: tunnelQuota, localHost: localHost),
                                   resolver: Resolver(),
-                                  audit: AuditSink(log: auditLog, logger: logger), logger: logger)
+                                  audit: AuditSink(log: auditLog, logger: logger), logger: logger,
+                                  localHost: localHost)
         self.shared = shared
         self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
         try listeners.bindAll(config)
+        showListenersToTheAddressCheck()
+    }
+
+    /// The relay's own listening endpoints (real ports) and the host's addresses, which the
+    /// resolved-address check refuses (`relay-loop`) and guards.
+    private func showListenersToTheAddressCheck() {
+        shared.localHost.update(listeners: listeners.all.compactMap { entry in
+            let bound = entry.listener.localAddress
+            return IPAddress(bytes: bound.ipBytes).map { ListenAddress(host: $0, port: bound.port) }
+        })
+        shared.refreshInterfaceAddresses()
     }
 
     /// Event loops `config` asks for: `loops`, else one per online core.
@@ -56,23 +69,26 @@ public final class RelayServer: Sendable {
     }
 
     /// `tunnelQuota` is the server's one quota: its counts outlive reloads, which set its limit.
+    /// `tunnelQuota` and `localHost` too outlive reloads.
     static func runtimeSettings(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog,
-                                tunnelQuota: TunnelQuota) throws -> RuntimeSettings {
+                                tunnelQuota: TunnelQuota, localHost: LocalHost) throws -> RuntimeSettings {
+        let pseudonyms = try NamePseudonyms(stateDir: config.stateDir)
         let authenticator = try AuthSetup.make(config, helperLoop: helperLoop, logger: logger)
         tunnelQuota.setLimit(config.limits.maxTunnelsPerPrincipal)
         var credentialsVersion: (@Sendable () -> UInt64)?
         if let store = authenticator?.store {
             credentialsVersion = { store.generation }
         }
-        return RuntimeSettings(
-            session: ProxySession.Settings(
-                registry: config.registry,
-                headLimits: HTTPHeadLimits(maxHeadBytes: config.limits.maxRequestHead,
-                                           maxHeaders: config.limits.maxHeaders),
-                requiresAuth: authenticator != nil,
-                credentialsVersion: credentialsVersion,
-                tunnelQuota: tunnelQuota),
-            limits: config.limits, timeouts: config.timeouts, authenticator: authenticator)
+        var session = ProxySession.Settings(
+            registry: config.registry,
+            headLimits: HTTPHeadLimits(maxHeadBytes: config.limits.maxRequestHead, maxHeaders: config.limits.maxHeaders),
+            requiresAuth: authenticator != nil,
+            credentialsVersion: credentialsVersion,
+            tunnelQuota: tunnelQuota,
+            localHost: localHost)
+        session.unknownNamePseudonym = { pseudonyms.pseudonym($0) }
+        return RuntimeSettings(session: session, limits: config.limits, timeouts: config.timeouts,
+                               authenticator: authenticator)
     }
 
     /// The addresses actually bound (ephemeral ports resolved), proxy listeners first.
@@ -198,10 +214,11 @@ public final class RelayServer: Sendable {
         do {
             let config = try ConfigFileLoader.load(path: configPath)
             let settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
-                                                    tunnelQuota: tunnelQuota)
+                                                    tunnelQuota: tunnelQuota, localHost: shared.localHost)
             let change = try listeners.prepare(config)
             shared.replaceSettings(settings)
             listeners.commit(change)
+            showListenersToTheAddressCheck()
             for entry in change.added {
                 startAccepting(entry)
                 logger.log(.notice, "listener added \(entry.name)")

@@ -29,6 +29,22 @@ enum AuditCommand {
         exit(DynrelayCommand.ExitCode.ok.rawValue)
     }
 
+    /// Prints the pseudonym an `unknown-user` row records for the name read from standard
+    /// input (read there, not from the command line, since it may be a password typed into
+    /// the user-name field): a reviewer checks a suspected name without the trail holding it.
+    static func pseudonym(configPath: String?) -> Never {
+        let config = ConfigLoading.loadOrExit(configPath ?? DynrelayCommand.defaultConfigPath)
+        guard let name = readLine(strippingNewline: true) else {
+            DynrelayCommand.fail("dynrelay audit pseudonym: no name on standard input", .usage)
+        }
+        do {
+            print(try NamePseudonyms(stateDir: config.stateDir).pseudonym(name))
+        } catch {
+            DynrelayCommand.fail("dynrelay audit pseudonym: \(error)", .failure)
+        }
+        exit(DynrelayCommand.ExitCode.ok.rawValue)
+    }
+
     private static func databasePath(configPath: String?, dbPath: String?) -> String {
         if let dbPath { return dbPath }
         return ConfigLoading.loadOrExit(configPath ?? DynrelayCommand.defaultConfigPath).stateDir + "/audit.db"

@@ -20,6 +20,7 @@ enum DynrelayCommand {
            dynrelay demo         [--listen ADDR:PORT]
            dynrelay audit verify [--config FILE | --db FILE]
            dynrelay audit query  [--since TIME] [--until TIME] [--config FILE | --db FILE]
+           dynrelay audit pseudonym [--config FILE]    (the name on standard input)
            dynrelay users add NAME    [--password-stdin] [--config FILE]
            dynrelay users passwd NAME [--password-stdin] [--config FILE]
            dynrelay users del NAME    [--config FILE]
@@ -53,6 +54,9 @@ enum DynrelayCommand {
                     var options = try Options(Array(arguments.dropFirst()), allowed: ["--config", "--db", "--since", "--until"])
                     AuditCommand.query(configPath: options.take("--config"), dbPath: options.take("--db"),
                                        since: options.take("--since"), until: options.take("--until"))
+                case "pseudonym":
+                    var options = try Options(Array(arguments.dropFirst()), allowed: ["--config"])
+                    AuditCommand.pseudonym(configPath: options.take("--config"))
                 default:
                     fail(usage, .usage)
                 }

@@ -67,7 +67,7 @@ extension IntegrationSuite {
                         let hidden = wire == "Digest" && reason == "unknown-user"
                         let rows = relay.audit.waitForEvents(
                             where: "event = 'refused' AND scheme = ? AND reason = ? AND " + (hidden ? "principal IS NULL" : "principal = ?"),
-                            hidden ? [wire, reason] : [wire, reason, user])
+                            hidden ? [wire, reason] : [wire, reason, try AuthFixtures.recorded(user, reason: reason, in: relay)])
                         #expect(rows.count >= 1, "\(flag) \(user): audit:\n\(relay.audit.dump())")
                         #expect(rows.last?["status"] == "407")
                     }
@@ -115,7 +115,8 @@ extension IntegrationSuite {
                 let bad = try OpenSSLClient.connect(through: relay.proxyPort, to: tls.port, user: user, password: password)
                 #expect(bad.stdoutText.contains("no peer certificate available"), "\(user): a handshake happened")
                 #expect(!bad.stdoutText.contains(TLSOrigin.greeting))
-                #expect(relay.audit.waitForEvents(where: "event = 'refused' AND reason = ? AND principal = ?", [reason, user]).count == 1)
+                #expect(relay.audit.waitForEvents(where: "event = 'refused' AND reason = ? AND principal = ?",
+                                                  [reason, try AuthFixtures.recorded(user, reason: reason, in: relay)]).count == 1)
             }
         }
     
@@ -236,6 +237,37 @@ extension IntegrationSuite {
             let (fourth, again) = try connect()
             fourth.close()
             #expect(again.status == 200, "the closed tunnel's place is free again")
+        }
+    }
+}
+
+extension IntegrationSuite {
+    /// A password typed into the user-name field is an unknown user name: it must not land
+    /// in the trail or the log in clear.
+    @Suite("unknown user names")
+    struct UnknownUserNameTests {
+        @Test("a password typed as the user name is recorded as a stable pseudonym, never in clear")
+        func passwordTypedAsTheName() throws {
+            let origin = try HTTPOrigin()
+            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(origin.port)"])
+            defer { relay.stop() }
+            let typed = "Tr0ub4dor&3-correct-horse"
+            for _ in 0..<2 {
+                let result = try Curl.run(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-x", "http://127.0.0.1:\(relay.proxyPort)",
+                                           "--proxy-basic", "-U", "\(typed):x", "http://127.0.0.1:\(origin.port)/"])
+                #expect(result.stdoutText == "407")
+            }
+            let pseudonym = try AuthFixtures.pseudonym(of: typed, in: relay)
+            #expect(pseudonym.hasPrefix("unknown:") && pseudonym.count == "unknown:".count + 24, "\(pseudonym)")
+            let rows = relay.audit.waitForEvents(where: "reason = 'unknown-user'", count: 2)
+            #expect(rows.count == 2)
+            #expect(rows.allSatisfy { $0["principal"] == pseudonym }, "the same name, the same pseudonym: \(rows)")
+            #expect(try AuthFixtures.pseudonym(of: "someone else", in: relay) != pseudonym)
+            relay.stop()
+            let dump = try String(contentsOfFile: relay.auditPath, encoding: .isoLatin1)
+            #expect(!dump.contains(typed), "the typed name reached the trail")
+            #expect(!relay.stderr.contains(typed), "the typed name reached the log")
+            #expect(relay.stderr.contains(pseudonym), "the log names the pseudonym")
         }
     }
 }

@@ -37,6 +37,21 @@ struct BadRequestCase: Sendable, CustomTestStringConvertible {
         BadRequestCase(name: "bare CR",
                        request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\rX-Smuggled: 1\r\n\r\n",
                        status: 400, reason: "bare-line-ending"),
+        BadRequestCase(name: "HTTP/1.1 without Host",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nAccept: */*\r\n\r\n",
+                       status: 400, reason: "missing-host"),
+        BadRequestCase(name: "HTTP/1.1 CONNECT without Host",
+                       request: "CONNECT {ORIGIN} HTTP/1.1\r\n\r\n",
+                       status: 400, reason: "missing-host"),
+        BadRequestCase(name: "Transfer-Encoding whose final coding is not chunked",
+                       request: "POST http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nTransfer-Encoding: gzip\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                       status: 400, reason: "bad-transfer-encoding"),
+        BadRequestCase(name: "Transfer-Encoding with a coding before chunked",
+                       request: "POST http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+                       status: 501, reason: "unsupported-transfer-encoding"),
+        BadRequestCase(name: "two Host fields",
+                       request: "GET http://{ORIGIN}/ HTTP/1.1\r\nHost: {ORIGIN}\r\nHost: 127.0.0.1:1\r\n\r\n",
+                       status: 400, reason: "bad-header"),
     ]
 }
 
@@ -99,6 +114,9 @@ extension IntegrationSuite {
             #expect(ProxyClient.closes(socket))
             let rows = fixture.relay.audit.waitForEvents(where: "reason = 'bad-chunk'")
             #expect(rows.count >= 1, "audit:\n\(fixture.relay.audit.dump())")
+            if let answered {
+                #expect(rows.first?["status"] == String(answered.status), "the row carries the status sent")
+            }
             #expect(!fixture.origin.requests.contains { $0.bodyError == nil && $0.bodyCount > 0 },
                     "the origin must not receive a complete body built from an invalid chunk")
             Expect.unaffected(fixture.relay, fixture.healthy)

@@ -290,9 +290,10 @@ private struct ConfigParseSession {
         let registry = Registry(rules: rules)
         for forward in forwards {
             var decision = registry.decide(host: forward.host, port: forward.port)
-            // An IP-literal target skips resolution, so the post-resolution check applies now.
+            // An IP-literal target skips resolution, so the post-resolution check applies now
+            // (the relay's own addresses and listeners are checked again when it runs).
             if case .allow(let rule) = decision, let address = forward.host.address {
-                decision = registry.checkResolved(address: address, port: forward.port, allowRule: rule)
+                decision = registry.checkResolved(address: address, port: forward.port, allowRule: rule, localHost: nil)
             }
             switch decision {
             case .allow:

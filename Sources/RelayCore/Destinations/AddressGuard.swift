@@ -27,19 +27,24 @@ public enum AddressGuard {
         return blocks.compactMap { $0 }
     }()
 
-    /// True when `address`, or the IPv4 address it maps, is guarded.
+    /// True when `address`, or an IPv4 address it carries (`IPAddress.policyForms`), is guarded.
     public static func isGuarded(_ address: IPAddress) -> Bool {
-        let forms = [address] + (address.unmappedIPv4.map { [$0] } ?? [])
-        return forms.contains { form in guardedBlocks.contains { $0.contains(form) } }
+        address.policyForms.contains { form in guardedBlocks.contains { $0.contains(form) } }
     }
 
-    /// True when the whole block lies inside one guarded block, seen through IPv4 mapping:
-    /// `127.0.0.1`, `[::ffff:127.0.0.1]` and `169.254.169.254/32` do, `0.0.0.0/0` does not.
+    /// True when the whole block lies inside one guarded block, seen through IPv4 mapping
+    /// (and, for a single address, through every way an IPv6 address carries an IPv4 one):
+    /// `127.0.0.1`, `[::ffff:127.0.0.1]`, `[64:ff9b::7f00:1]` and `169.254.169.254/32` do,
+    /// `0.0.0.0/0` does not.
     public static func liesInGuardedSpace(_ cidr: CIDR) -> Bool {
         var candidates = [cidr]
-        if case .v6(let base) = cidr.base, cidr.prefix >= 96, let v4 = base.mappedIPv4,
-           let unmapped = CIDR(base: .v4(v4), prefix: cidr.prefix - 96) {
-            candidates.append(unmapped)
+        if case .v6(let base) = cidr.base {
+            if cidr.prefix >= 96, let v4 = base.mappedIPv4, let unmapped = CIDR(base: .v4(v4), prefix: cidr.prefix - 96) {
+                candidates.append(unmapped)
+            }
+            if cidr.isSingleAddress {
+                candidates += base.embeddedIPv4.map { CIDR(address: .v4($0.address)) }
+            }
         }
         return candidates.contains { candidate in
             guardedBlocks.contains { $0.prefix <= candidate.prefix && $0.contains(candidate.base) }

@@ -22,15 +22,6 @@ public enum IPAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The IPv4 address an IPv4-mapped IPv6 address really reaches; nil otherwise.
-    ///
-    /// Policy checks look at both forms so `::ffff:127.0.0.1` cannot dodge a rule about
-    /// `127.0.0.1`.
-    public var unmappedIPv4: IPAddress? {
-        if case .v6(let a) = self, let v4 = a.mappedIPv4 { return .v4(v4) }
-        return nil
-    }
-
     /// Canonical text, without brackets.
     public var description: String {
         switch self {

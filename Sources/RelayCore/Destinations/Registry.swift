@@ -15,8 +15,10 @@ public struct Registry: Sendable {
         serverRules = rules.filter { $0.kind == .server }
     }
 
-    /// Before resolution (contract section Decisions). An IPv4-mapped IPv6 literal is
-    /// `.ambiguousHost` unless a server rule registers that exact IPv6 address.
+    /// Before resolution (contract section Decisions). An IPv6 literal that carries an IPv4
+    /// address (IPv4-mapped, -compatible, -translated, NAT64, 6to4, Teredo, ISATAP: see
+    /// `IPv6Address.embedsIPv4`) is `.ambiguousHost` unless a server rule registers that
+    /// exact IPv6 address; deny rules see through it either way.
     public func decide(host: Host, port: UInt16) -> Decision {
         let forms = Registry.forms(of: host)
         if let deny = denyRules.first(where: { rule in
@@ -24,7 +26,7 @@ public struct Registry: Sendable {
         }) {
             return .deny(rule: deny.rule, reason: .denied)
         }
-        if case .ipv6(let address) = host, address.isIPv4Mapped {
+        if case .ipv6(let address) = host, address.embedsIPv4 {
             let exact = CIDR(address: .v6(address))
             guard let server = serverRules.first(where: { $0.ports.contains(port) && $0.host.cidr == exact }) else {
                 return .deny(rule: nil, reason: .ambiguousHost)
@@ -37,15 +39,22 @@ public struct Registry: Sendable {
         return .deny(rule: nil, reason: .notRegistered)
     }
 
-    /// After resolution, for EVERY resolved address: deny CIDRs + built-in guard
-    /// (loopback, unspecified, link-local, 169.254.169.254, multicast, and their
-    /// IPv4-mapped forms) unless registered by address.
+    /// After resolution, for EVERY resolved address: the relay's own listening endpoints
+    /// (`.relayLoop`, which no rule lifts), deny CIDRs, then the built-in guard (loopback,
+    /// unspecified, link-local, 169.254.169.254, multicast, and the host's own interface
+    /// addresses from `localHost`) unless registered by address, each checked against the
+    /// address and every IPv4 address it carries (a DNS64 resolver answers
+    /// `64:ff9b::a.b.c.d` for an IPv4-only name). `localHost` is nil where the host is not
+    /// known (checking a configuration before it runs).
     ///
     /// A guarded address let through by a server rule naming it by address is reported
     /// with that rule, since it is the reason the address was allowed; otherwise the
     /// decision carries `allowRule` from `decide`.
-    public func checkResolved(address: IPAddress, port: UInt16, allowRule: String) -> Decision {
-        let forms = [address] + (address.unmappedIPv4.map { [$0] } ?? [])
+    public func checkResolved(address: IPAddress, port: UInt16, allowRule: String, localHost: LocalHost?) -> Decision {
+        if let localHost, localHost.isRelayEndpoint(address, port: port) {
+            return .deny(rule: nil, reason: .relayLoop)
+        }
+        let forms = address.policyForms
         func coversByAddress(_ rule: DestinationRule) -> Bool {
             guard rule.ports.contains(port), let cidr = rule.host.cidr else { return false }
             return forms.contains { cidr.contains($0) }
@@ -53,11 +62,14 @@ public struct Registry: Sendable {
         if let deny = denyRules.first(where: coversByAddress) {
             return .deny(rule: deny.rule, reason: .denied)
         }
-        if AddressGuard.isGuarded(address) {
+        let isOwn = localHost?.isOwnAddress(address) == true
+        if AddressGuard.isGuarded(address) || isOwn {
             // A wide block (`0.0.0.0/0`, `::/0`) registers ordinary hosts; only a rule
-            // that deliberately names guarded space lifts the guard.
+            // that deliberately names guarded space (or exactly one of the host's own
+            // addresses) lifts the guard.
             guard let server = serverRules.first(where: { rule in
-                coversByAddress(rule) && rule.host.cidr.map(AddressGuard.liesInGuardedSpace) == true
+                guard coversByAddress(rule), let cidr = rule.host.cidr else { return false }
+                return AddressGuard.liesInGuardedSpace(cidr) || (isOwn && localHost?.namesOnlyOwnAddress(cidr) == true)
             }) else {
                 return .deny(rule: nil, reason: .guardedAddress)
             }
@@ -66,10 +78,15 @@ public struct Registry: Sendable {
         return .allow(rule: allowRule)
     }
 
-    /// The host plus, for an IPv4-mapped literal, the IPv4 host it reaches: deny rules
-    /// must see through the mapping.
+    /// The host plus, for an IPv6 literal carrying IPv4 addresses, the IPv4 hosts it
+    /// reaches: deny rules must see through it.
     private static func forms(of host: Host) -> [Host] {
-        if case .ipv6(let address) = host, let v4 = address.mappedIPv4 { return [host, .ipv4(v4)] }
-        return [host]
+        guard let address = host.address else { return [host] }
+        return address.policyForms.map { form in
+            switch form {
+            case .v4(let v4): return .ipv4(v4)
+            case .v6(let v6): return .ipv6(v6)
+            }
+        }
     }
 }

@@ -5,8 +5,10 @@
 /// reports how many leading bytes of each read belong to this message. Once it reports
 /// `.done` or `.invalid` it keeps reporting `.done(0)` or the same `.invalid`.
 ///
-/// Chunked syntax accepted (RFC 9112 7.1, minus its optional whitespace): 1 to 16 hex
-/// digits, extensions `;name[=token|quoted-string]` with the whole size line at most
+/// Chunked syntax accepted (RFC 9112 7.1, with its optional whitespace only before `;`): 1 to
+/// 16 hex digits, extensions `;name[=token|quoted-string]`, each `;` optionally preceded by
+/// spaces or tabs (`5 ;e`, as some clients send; whitespace anywhere else, and whitespace
+/// not followed by `;` such as `5 \r\n`, is refused), with the whole size line at most
 /// `maxChunkLineBytes`, CRLF, exactly the announced data, CRLF; after the `0` chunk a trailer
 /// section of syntactically valid field lines (no obs-fold), bounded by the head limits, then
 /// CRLF. Anything else is `.badChunk`.
@@ -16,7 +18,7 @@ public struct BodyFramer: Sendable {
 
     private enum Phase: UInt8, Sendable {
         case done, failed, contentLength, untilClose
-        case size, extName, extValueStart, extToken, extQuoted, extQuotedPair, extAfterQuoted, sizeLF
+        case size, extName, extValueStart, extToken, extQuoted, extQuotedPair, extAfterQuoted, bwsBeforeSemicolon, sizeLF
         case data, dataCR, dataLF
         case trailerLineStart, trailerName, trailerValue, trailerLF, finalLF
     }
@@ -117,7 +119,8 @@ public struct BodyFramer: Sendable {
     /// Advances the chunked state machine by one byte (never in `.data`); false on a fault.
     private mutating func step(_ b: UInt8) -> Bool {
         switch phase {
-        case .size, .extName, .extValueStart, .extToken, .extQuoted, .extQuotedPair, .extAfterQuoted, .sizeLF:
+        case .size, .extName, .extValueStart, .extToken, .extQuoted, .extQuotedPair, .extAfterQuoted, .bwsBeforeSemicolon,
+             .sizeLF:
             lineBytes += 1
             if lineBytes > Self.maxChunkLineBytes { return false }
             return stepSizeLine(b)
@@ -151,6 +154,8 @@ public struct BodyFramer: Sendable {
             } else if b == UInt8(ascii: ";"), digits > 0 {
                 phase = .extName
                 tokenLength = 0
+            } else if HTTPBytes.isOWS(b), digits > 0 {
+                phase = .bwsBeforeSemicolon
             } else if b == HTTPBytes.cr, digits > 0 {
                 phase = .sizeLF
             } else {
@@ -189,6 +194,15 @@ public struct BodyFramer: Sendable {
             phase = .extQuoted
         case .extAfterQuoted:
             return endExtension(b)
+        case .bwsBeforeSemicolon:
+            // Whitespace here means an extension follows; anything but more of it or `;`
+            // (a CR above all: `5 \r\n`) is refused, as parsers disagree on it.
+            if b == UInt8(ascii: ";") {
+                phase = .extName
+                tokenLength = 0
+            } else if !HTTPBytes.isOWS(b) {
+                return false
+            }
         case .sizeLF:
             guard b == HTTPBytes.lf else { return false }
             phase = remaining == 0 ? .trailerLineStart : .data
@@ -198,11 +212,16 @@ public struct BodyFramer: Sendable {
         return true
     }
 
-    /// After a complete extension: `;` starts another, CR ends the size line.
+    /// After a complete extension: `;` starts another (whitespace may come before it), CR
+    /// ends the size line.
     private mutating func endExtension(_ b: UInt8) -> Bool {
         if b == UInt8(ascii: ";") {
             phase = .extName
             tokenLength = 0
+            return true
+        }
+        if HTTPBytes.isOWS(b) {
+            phase = .bwsBeforeSemicolon
             return true
         }
         if b == HTTPBytes.cr {

@@ -108,7 +108,7 @@ public enum ForwardRewriter {
         for (index, field) in fields.enumerated() where !skip(field.name) {
             append(&out, field.name)
             append(&out, ": ")
-            append(&out, field.value)
+            field.appendValue(to: &out)
             if index == lastVia {
                 if !field.value.isEmpty { append(&out, ", ") }
                 append(&out, "1.1 ")

@@ -48,14 +48,16 @@ enum HTTPFieldLines {
         while v1 > v0 && HTTPBytes.isOWS(base[v1 - 1]) { v1 -= 1 }
         let name = String(decoding: UnsafeRawBufferPointer(start: base + from, count: k - from), as: UTF8.self)
         let valueBytes = UnsafeRawBufferPointer(start: base + v0, count: v1 - v0)
-        let value: String
-        if nonASCII {
-            guard let decoded = String(validating: valueBytes, as: UTF8.self) else { return .failure(.badHeader) }
-            value = decoded
-        } else {
-            value = String(decoding: valueBytes, as: UTF8.self)
+        guard nonASCII else {
+            return .success((HTTPHeader(name: name, value: String(decoding: valueBytes, as: UTF8.self)), lineEnd))
         }
-        return .success((HTTPHeader(name: name, value: value), lineEnd))
+        // obs-text (RFC 9110 5.5) is accepted: UTF-8 is read as text, anything else is kept
+        // byte for byte, so the relay forwards exactly what it received and decides nothing
+        // on a lossy reading of it.
+        if let decoded = String(validating: valueBytes, as: UTF8.self) {
+            return .success((HTTPHeader(name: name, value: decoded), lineEnd))
+        }
+        return .success((HTTPHeader(name: name, isoLatin1: valueBytes), lineEnd))
     }
 
     /// Parses `HTTP/d.d` at `at`, exactly eight bytes. Returns nil when malformed, and the

@@ -2,9 +2,10 @@
 /// eight at a time while they are plain ASCII, since values are long and almost always are.
 enum HTTPFieldValueScan {
     /// The offset of the first byte at or after `from` that `HTTPBytes.isFieldValueByte`
-    /// refuses, and whether any byte before it was non-ASCII (obs-text, to be validated as
-    /// UTF-8). The caller guarantees such a byte exists before `limit` (a CR: the field line's
-    /// own, which stops the walk, lies at or before it); whole words are read only below `limit`.
+    /// refuses, and whether any byte before it was non-ASCII (obs-text: read as UTF-8 when
+    /// it is, kept byte for byte otherwise). The caller guarantees such a byte exists before
+    /// `limit` (a CR: the field line's own, which stops the walk, lies at or before it);
+    /// whole words are read only below `limit`.
     static func scan(_ base: UnsafePointer<UInt8>, from: Int, limit: Int) -> (stop: Int, nonASCII: Bool) {
         var j = from
         var nonASCII = false

@@ -4,9 +4,11 @@
 /// out. One session serves every request of a keep-alive connection; a CONNECT ends it by
 /// handing both sockets to a raw relay (`.startTunnel`).
 ///
-/// Order of checks for every request: parse strictly → target → framing → normalise host →
-/// registry decision → resolve once → check every address → connect to a checked address →
-/// commit the audit open record → only then relay a byte.
+/// Order of checks for every request: parse strictly → Host → target → framing → normalise
+/// host → authenticate → registry decision → resolve once → check every address (the relay's
+/// own endpoints and addresses included) → connect to a checked address → commit the audit
+/// open record → only then relay a byte. A TRACE or OPTIONS whose Max-Forwards is used up
+/// stops after the registry decision and is answered here once its open record is committed.
 public struct ProxySession {
     /// Everything a session needs that comes from configuration.
     public struct Settings: Sendable {
@@ -26,22 +28,33 @@ public struct ProxySession {
         /// place before its upstream is contacted; the driver takes it over
         /// (`takeTunnelQuotaPlace`) and gives it back when the connection or tunnel ends.
         public var tunnelQuota: TunnelQuota?
+        /// The relay's own host: its listening endpoints are never a destination and its
+        /// interface addresses are guarded like loopback (nil: not known, as in tests that
+        /// do not need it).
+        public var localHost: LocalHost?
+        /// What an `unknown-user` refusal records instead of the name the client claimed,
+        /// which may be a password typed into the user-name field (nil: the name itself).
+        public var unknownNamePseudonym: (@Sendable (String) -> String)?
 
+        /// Settings for one session; everything but the registry has the default a plain
+        /// unauthenticated relay uses.
         public init(registry: Registry, headLimits: HTTPHeadLimits = HTTPHeadLimits(), viaName: String = "dynrelay",
                     requiresAuth: Bool = false, credentialsVersion: (@Sendable () -> UInt64)? = nil,
-                    tunnelQuota: TunnelQuota? = nil) {
+                    tunnelQuota: TunnelQuota? = nil, localHost: LocalHost? = nil) {
             self.registry = registry
             self.headLimits = headLimits
             self.viaName = viaName
             self.requiresAuth = requiresAuth
             self.credentialsVersion = credentialsVersion
             self.tunnelQuota = tunnelQuota
+            self.localHost = localHost
         }
     }
 
     private enum Kind {
         case tunnel
-        case forward(pathAndQuery: String, hostHeader: String, framing: BodyFraming)
+        /// `maxForwards`: the received count of a TRACE or OPTIONS (RFC 9110 7.6.2), nil otherwise.
+        case forward(pathAndQuery: String, hostHeader: String, framing: BodyFraming, maxForwards: UInt64?)
     }
 
     /// A request that parsed, waiting for its principal before the registry sees it.
@@ -118,6 +131,9 @@ public struct ProxySession {
         /// commit's answer, so a close record is written only for an open record that is
         /// stored (a failed commit makes this a plain `internal-error` refusal).
         case failedBeforeCommit(Request, reason: ReasonCode)
+        /// A TRACE or OPTIONS the relay answers itself (its `Max-Forwards` is used up): the
+        /// answer waits for the open record's commit, as relaying would.
+        case answering(Request)
         /// The connection was lost while the open record's commit was pending: the sockets
         /// are closed, and the commit's answer settles the record: a close record if it was
         /// stored, an `internal-error` refusal if not.
@@ -313,6 +329,10 @@ public struct ProxySession {
             refuse(.internalError, request: request, now: now, into: &actions)
         case (.failedBeforeCommit(let request, let reason), .auditCommitted):
             failOpened(request, reason: reason, now: now, into: &actions)
+        case (.answering(let request), .auditCommitted):
+            answerLocally(request, now: now, into: &actions)
+        case (.answering(let request), .auditFailed):
+            refuse(.internalError, request: request, now: now, into: &actions)
 
         case (.forwarding(var exchange), .upstreamEOF):
             upstreamEnded(&exchange, reason: .upstreamClosed, now: now, into: &actions)
@@ -333,6 +353,7 @@ public struct ProxySession {
             actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions, cutting: exchange)
         case (.opening(let request, _, false, _), .connectionLost(let reason)),
+             (.answering(let request), .connectionLost(let reason)),
              (.failedBeforeCommit(let request, let reason), .connectionLost):
             // A close row only for a stored open row: it waits for the commit's answer. An
             // attempt whose every connect had failed keeps that failure as its reason.
@@ -406,6 +427,11 @@ public struct ProxySession {
     }
 
     private mutating func route(_ head: HTTPRequestHead, now: UInt64, into actions: inout [ProxySessionAction]) {
+        // RFC 9112 3.2 asks every HTTP/1.1 request for Host, CONNECT included (RFC 9110 7.2
+        // exempts only HTTP/2's :authority); two of them the parser refused already.
+        if head.version == .http1_1 && !head.headers.contains("host") {
+            return refuse(.missingHost, request: nil, now: now, into: &actions)
+        }
         let parsedTarget: RequestTarget
         switch RequestTarget.parse(method: head.method, target: head.target) {
         case .success(let target): parsedTarget = target
@@ -417,8 +443,11 @@ public struct ProxySession {
         let port: UInt16
         switch parsedTarget {
         case .authority(let host, let authorityPort) where head.method == "CONNECT":
-            // A CONNECT body has no defined meaning: are those bytes a body or tunnel payload? Refuse.
-            if head.headers.contains("content-length") || head.headers.contains("transfer-encoding") {
+            // A CONNECT body has no defined meaning: are those bytes a body or tunnel payload?
+            // Refused, except for one `Content-Length: 0`, which says there is none (Java and
+            // mobile HTTP stacks send it on every request).
+            let lengths = head.headers.values("content-length")
+            if head.headers.contains("transfer-encoding") || !(lengths.isEmpty || lengths == ["0"]) {
                 return refuse(.ambiguousFraming, request: nil, now: now, into: &actions)
             }
             kind = .tunnel
@@ -433,8 +462,15 @@ public struct ProxySession {
             case .success(let value): framing = value
             case .failure(let reason): return refuse(reason, request: nil, now: now, into: &actions)
             }
+            var maxForwards: UInt64?
+            if MaxForwards.applies(to: head.method) {
+                switch MaxForwards.parse(head.headers) {
+                case .success(let value): maxForwards = value
+                case .failure(let reason): return refuse(reason, request: nil, now: now, into: &actions)
+                }
+            }
             let hostHeader = ForwardRewriter.hostHeaderValue(scheme: scheme, host: host, port: absolutePort)
-            kind = .forward(pathAndQuery: pathAndQuery, hostHeader: hostHeader, framing: framing)
+            kind = .forward(pathAndQuery: pathAndQuery, hostHeader: hostHeader, framing: framing, maxForwards: maxForwards)
             rawHost = host
             port = absolutePort
         case .origin, .asterisk:
@@ -474,7 +510,7 @@ public struct ProxySession {
         state = .authenticating(pending)
         askedUnderVersion = version
         var originForm: String?
-        if case .forward(let pathAndQuery, _, _) = kind { originForm = pathAndQuery }
+        if case .forward(let pathAndQuery, _, _, _) = kind { originForm = pathAndQuery }
         actions.append(.authenticate(ProxyAuthRequest(authorization: offered.first, method: head.method,
                                                       target: head.target, originForm: originForm)))
     }
@@ -508,13 +544,18 @@ public struct ProxySession {
     private mutating func refuseAuthentication(_ refusal: ProxyAuthRefusal, pending: PendingRequest, now: UInt64,
                                                into actions: inout [ProxySessionAction]) {
         var bodiless = true
-        if case .forward(_, _, let framing) = pending.kind, framing != .none { bodiless = false }
+        if case .forward(_, _, let framing, _) = pending.kind, framing != .none { bodiless = false }
         let keepAlive = refusal.status == 407 && bodiless
             && !ForwardRewriter.wantsClose(version: pending.head.version, headers: pending.head.headers)
+        var claimed = refusal.claimedPrincipal
+        if refusal.reason == .unknownUser, let name = claimed, let pseudonym = settings.unknownNamePseudonym {
+            // No account has this name: it may be a password typed in the wrong field.
+            claimed = pseudonym(name)
+        }
         actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: refusal.reason, target: pending.target,
                                          status: refusal.status,
                                          durationMs: ProxySessionTiming.milliseconds(from: pending.startedAt, to: now),
-                                         principal: refusal.claimedPrincipal, scheme: refusal.scheme,
+                                         principal: claimed, scheme: refusal.scheme,
                                          reasonDetail: refusal.detail),
                               awaitCommit: false))
         actions.append(.sendToClient(ProxyResponses.authRefusal(refusal.reason, status: refusal.status,
@@ -561,11 +602,18 @@ public struct ProxySession {
         request.principal = principal
         request.mutualAuth = mutualAuth
 
+        if case .forward(_, _, _, maxForwards: 0?) = kind {
+            // Checked like any forwarded request, and recorded the same way, but its final
+            // recipient is the relay: nothing is resolved or connected.
+            state = .answering(request)
+            return actions.append(openRecord(request))
+        }
+
         if let link = upstream {
             // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
             if case .forward = kind, link.host == host && link.port == port, link.principal == principal,
                let address = link.address,
-               settings.registry.checkAll([address], port: port, allowRule: rule).refusal == nil {
+               settings.registry.checkAll([address], port: port, allowRule: rule, localHost: settings.localHost).refusal == nil {
                 var reused = request
                 reused.resolved = link.resolved
                 reused.onReusedLink = true
@@ -594,7 +642,8 @@ public struct ProxySession {
 
     private mutating func checkResolved(_ addresses: [IPAddress], request: Request, now: UInt64,
                                         into actions: inout [ProxySessionAction]) {
-        let check = settings.registry.checkAll(addresses, port: request.port, allowRule: request.rule)
+        let check = settings.registry.checkAll(addresses, port: request.port, allowRule: request.rule,
+                                              localHost: settings.localHost)
         if let refusal = check.refusal {
             var refused = request
             refused.resolved = Self.endpoint(refusal.address, request.port)
@@ -669,8 +718,13 @@ public struct ProxySession {
             actions.append(.startTunnel(context, established: ProxyResponses.connectEstablished(proxyAuthenticate: request.mutualAuth),
                                         clientLeftover: clientBuffer))
             clientBuffer = []
-        case .forward(let pathAndQuery, let hostHeader, let framing):
-            let head = ForwardRewriter.upstreamRequest(request.head, hostHeader: hostHeader,
+        case .forward(let pathAndQuery, let hostHeader, let framing, let maxForwards):
+            var sent = request.head
+            if let maxForwards {
+                sent.headers.remove("max-forwards")
+                sent.headers.append(name: "Max-Forwards", value: String(MaxForwards.forwarded(maxForwards)))
+            }
+            let head = ForwardRewriter.upstreamRequest(sent, hostHeader: hostHeader,
                                                        pathAndQuery: pathAndQuery, viaName: settings.viaName)
             var exchange = Exchange(
                 request: request, requestFramer: BodyFramer(framing), requestDone: framing == .none,
@@ -689,6 +743,29 @@ public struct ProxySession {
         }
     }
 
+    /// The relay's own answer to a TRACE or OPTIONS whose hop count is used up, once its
+    /// open record is stored, and the close record that pairs with it. A request body is
+    /// left unread, so the connection closes after the answer.
+    private mutating func answerLocally(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
+        guard case .forward(_, _, let framing, _) = request.kind else {
+            preconditionFailure("only a forwarded request is answered by the relay")
+        }
+        let closeAfter = framing != .none || ForwardRewriter.wantsClose(version: request.head.version, headers: request.head.headers)
+        let answer = request.head.method == "TRACE" ? LocalAnswer.trace(request.head, closeAfter: closeAfter)
+                                                    : LocalAnswer.options(closeAfter: closeAfter)
+        actions.append(.sendToClient(answer))
+        actions.append(.audit(AuditEntry(event: .requestClose, decision: .allow, reason: .answeredByRelay, target: request.target,
+                                         rule: request.rule, status: 200, bytesDown: Int64(answer.count),
+                                         durationMs: ProxySessionTiming.milliseconds(from: request.startedAt, to: now),
+                                         principal: request.principal?.name, scheme: request.principal?.scheme),
+                              awaitCommit: false))
+        if closeAfter { return closeAll(into: &actions) }
+        state = .readingHead
+        if !clientBuffer.isEmpty {
+            processHead(now: now, into: &actions)
+        }
+    }
+
     // MARK: Forwarding
 
     private mutating func forwardRequestBody(_ bytes: UnsafeRawBufferPointer, exchange: inout Exchange,
@@ -704,10 +781,16 @@ public struct ProxySession {
             clientBuffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[count...]))
             state = .forwarding(exchange)
         case .invalid(let reason):
-            actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
+            // The close row carries the status the client got: this refusal's, or the
+            // response head's when one went out already (it cannot be replaced then).
             if !exchange.responseHeadSent {
-                actions.append(.sendToClient(ProxyResponses.refusal(reason)))
+                let status = reason.refusalStatus ?? 400
+                let refusal = ProxyResponses.refusal(reason, status: status)
+                exchange.status = status
+                exchange.bytesDown += Int64(refusal.count)
+                actions.append(.sendToClient(refusal))
             }
+            actions.append(.audit(closeEntry(exchange, reason: reason, now: now), awaitCommit: false))
             closeAll(into: &actions, cutting: exchange)
         }
     }
@@ -757,7 +840,10 @@ public struct ProxySession {
             return false
         }
         if (100..<200).contains(head.status) {
-            let interim = ForwardRewriter.clientResponse(head, viaName: settings.viaName, closeAfter: false)
+            // HTTP/1.0 defined no 1xx (RFC 9110 15.2): its client would take one for the answer.
+            if exchange.request.head.version == .http1_0 { return true }
+            let interim = ForwardRewriter.clientResponse(Self.withoutBodyFraming(head), viaName: settings.viaName,
+                                                         closeAfter: false)
             exchange.bytesDown += Int64(interim.count)
             actions.append(.sendToClient(interim))
             return true
@@ -769,9 +855,16 @@ public struct ProxySession {
             failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
             return false
         }
+        if exchange.request.head.version == .http1_0, framing != .none, head.headers.contains("transfer-encoding"),
+           !MessageFraming.isChunkedOnly(head.headers) {
+            // An HTTP/1.0 client knows no transfer coding (RFC 9112 6.1): de-chunking would
+            // hand it `gzip` bytes labelled as nothing.
+            failUpstream(&exchange, reason: .badUpstreamResponse, now: now, into: &actions)
+            return false
+        }
         exchange.upstreamWantsClose = ForwardRewriter.wantsClose(version: head.version, headers: head.headers)
             || framing == .untilClose
-        var clientHead = head
+        var clientHead = head.status == 204 ? Self.withoutBodyFraming(head) : head
         if framing == .chunked && exchange.request.head.version == .http1_0 {
             // The relay must speak HTTP/1.1 upstream, so a chunked answer can come back to a
             // 1.0 client that cannot read chunked: send it the payload, delimited by close.
@@ -789,6 +882,16 @@ public struct ProxySession {
         exchange.responseFraming = framing
         actions.append(.sendToClient(rewritten))
         return true
+    }
+
+    /// A 1xx or 204 head without Content-Length and Transfer-Encoding, which RFC 9110 8.6
+    /// and RFC 9112 6.1 forbid there: such a response has no body, and a client that believed
+    /// either field would read the next response as this one's body.
+    private static func withoutBodyFraming(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var stripped = head
+        stripped.headers.remove("content-length")
+        stripped.headers.remove("transfer-encoding")
+        return stripped
     }
 
     private mutating func forwardResponseBody(_ bytes: UnsafeRawBufferPointer, exchange: inout Exchange, now: UInt64,
@@ -873,7 +976,7 @@ public struct ProxySession {
     /// connection, that got no response byte at all.
     private static func mayRetryOnAFreshConnection(_ exchange: Exchange) -> Bool {
         guard exchange.request.onReusedLink, !exchange.sawResponseBytes,
-              case .forward(_, _, .none) = exchange.request.kind else { return false }
+              case .forward(_, _, .none, _) = exchange.request.kind else { return false }
         return ["GET", "HEAD", "OPTIONS", "TRACE"].contains(exchange.request.head.method)
     }
 
@@ -951,13 +1054,12 @@ public struct ProxySession {
 
     // MARK: Formatting
 
+    /// `host:port` for audit rows and logs; `Host` brackets an IPv6 literal itself.
     public static func endpoint(_ host: Host, _ port: UInt16) -> String {
-        switch host {
-        case .ipv6: return "[\(host)]:\(port)"
-        default: return "\(host):\(port)"
-        }
+        "\(host):\(port)"
     }
 
+    /// `address:port`, an IPv6 address in brackets.
     public static func endpoint(_ address: IPAddress, _ port: UInt16) -> String {
         switch address {
         case .v4: return "\(address):\(port)"

@@ -115,53 +115,46 @@ public final class TCPListener: @unchecked Sendable {
                              onExhausted: (@Sendable (Int32, SocketAddress) -> Void)?,
                              _ onAccept: (Int32, SocketAddress) -> Void) {
         for _ in 0..<Self.acceptBatch {
-            let (client, peer) = acceptOne()
-            if client >= 0 {
-                guard let peer else {
+            var storage = sockaddr_storage()
+            let accept = { () -> Int32 in
+                var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                return withUnsafeMutablePointer(to: &storage) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { crelay_accept4_nonblocking(self.fd, $0, &length) }
+                }
+            }
+            let peer = { () -> SocketAddress? in withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) } }
+            let outcome: DescriptorReserve.Outcome
+            if let reserve, let onExhausted {
+                outcome = reserve.accept(accept) { refused in
+                    if let address = peer() { onExhausted(refused, address) } else { close(refused) }
+                }
+            } else {
+                let client = accept()
+                outcome = client >= 0 ? .accepted(client) : .failed(errno)
+            }
+            switch outcome {
+            case .accepted(let client):
+                guard let address = peer() else {
                     close(client)
                     continue
                 }
-                onAccept(client, peer)
+                onAccept(client, address)
+            case .refused:
                 continue
-            }
-            switch errno {
-            case EINTR, ECONNABORTED, EPROTO:
+            case .failed(EINTR), .failed(ECONNABORTED), .failed(EPROTO):
                 continue
-            case EMFILE, ENFILE:
-                var refusedOne = false
-                if let reserve, let onExhausted {
-                    _ = reserve.spend {
-                        let (client, peer) = acceptOne()
-                        guard client >= 0 else { return }
-                        refusedOne = true
-                        if let peer { onExhausted(client, peer) } else { close(client) }
-                    }
-                }
-                if refusedOne { continue }
+            case .failed(EMFILE), .failed(ENFILE), .failed(ENOBUFS), .failed(ENOMEM):
+                // Out of descriptors or memory with nothing held back: a level-triggered
+                // readable listener would spin a core. Stop watching briefly; connections
+                // wait in the backlog meanwhile.
                 pauseAccepting(watch)
                 return
-            case ENOBUFS, ENOMEM:
-                // Out of descriptors: a level-triggered readable listener would spin a core.
-                // Stop watching briefly; connections wait in the backlog meanwhile.
-                pauseAccepting(watch)
-                return
-            default:
+            case .failed(let code):
                 // EAGAIN: another loop took what was there.
-                SocketOptions.checkNotProgrammerError(errno, "accept4")
+                SocketOptions.checkNotProgrammerError(code, "accept4")
                 return
             }
         }
-    }
-
-    /// One accept4: the new descriptor (or -1 with errno set) and its peer.
-    private func acceptOne() -> (Int32, SocketAddress?) {
-        var storage = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let client = withUnsafeMutablePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { crelay_accept4_nonblocking(fd, $0, &length) }
-        }
-        guard client >= 0 else { return (client, nil) }
-        return (client, withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) })
     }
 
     private func pauseAccepting(_ watch: Watch) {

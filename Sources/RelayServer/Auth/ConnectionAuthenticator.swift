@@ -368,7 +368,10 @@ final class ConnectionAuthenticator: @unchecked Sendable {
             return .granted(AuthPrincipal(name: name, scheme: scheme.wireName), scope: scope)
         }
         if ![.authUnavailable, .internalError, .tooManyAttempts].contains(failure) {
-            shared.recordFailure(principal: user, source: source)
+            // A name no account has counts against its source only: there is no account to
+            // protect, and a lockout of that name would record it (perhaps a password typed
+            // in the wrong field) in clear in its `locked-out` rows.
+            shared.recordFailure(principal: failure == .unknownUser ? nil : user, source: source)
         }
         let challenges = failure.refusalStatus == 407 ? shared.challenges() : []
         return .refused(ProxyAuthRefusal(reason: failure, claimedPrincipal: user, scheme: scheme.wireName,

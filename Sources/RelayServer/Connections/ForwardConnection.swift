@@ -93,7 +93,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func check(_ addresses: [IPAddress]) {
-        let result = settings.session.registry.checkAll(addresses, port: forward.port, allowRule: rule ?? "")
+        let result = settings.session.registry.checkAll(addresses, port: forward.port, allowRule: rule ?? "", localHost: settings.session.localHost)
         if let refusal = result.refusal {
             rule = refusal.rule ?? rule
             resolved = ProxySession.endpoint(refusal.address, forward.port)

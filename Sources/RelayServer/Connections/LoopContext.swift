@@ -27,6 +27,10 @@ final class LoopContext: @unchecked Sendable {
     private var tracked: [ObjectIdentifier: IdleTracked] = [:]
     private var sweeper: LoopTimer?
     private var auditKickArmed = false
+    /// Sweeps since the host's interface addresses were last read (loop 0 only).
+    private var sweepsSinceInterfaceRead = 0
+    /// Sweeps (seconds) between reads of the host's interface addresses.
+    private static let sweepsPerInterfaceRead = 10
     private var reportedDroppedRows: UInt64 = 0
 
     init(loop: EventLoop, shared: ServerShared) {
@@ -90,6 +94,11 @@ final class LoopContext: @unchecked Sendable {
             }
         }
         if loop.index == 0 {
+            sweepsSinceInterfaceRead += 1
+            if sweepsSinceInterfaceRead >= Self.sweepsPerInterfaceRead {
+                sweepsSinceInterfaceRead = 0
+                shared.refreshInterfaceAddresses()
+            }
             shared.recordRefusals()
             reportDroppedAuditRows()
             shared.sweepAuthenticators()

@@ -40,11 +40,21 @@ final class ServerShared: Sendable {
         weak var authenticator: ProxyAuthenticator?
     }
 
-    init(settings: RuntimeSettings, resolver: Resolver, audit: AuditSink, logger: RelayLog) {
+    /// The relay's own host and listeners, as the resolved-address check sees them.
+    let localHost: LocalHost
+
+    init(settings: RuntimeSettings, resolver: Resolver, audit: AuditSink, logger: RelayLog, localHost: LocalHost) {
         self.current = Mutex(settings)
         self.resolver = resolver
         self.audit = audit
         self.logger = logger
+        self.localHost = localHost
+    }
+
+    /// Reads the host's interface addresses again (an interface may come up or change its
+    /// address while the relay runs): at start, on reload, and from the idle sweep.
+    func refreshInterfaceAddresses() {
+        localHost.update(interfaceAddresses: InterfaceAddresses.current().compactMap(IPAddress.init(bytes:)))
     }
 
     /// The settings in force now; a connection reads them once when it is accepted.

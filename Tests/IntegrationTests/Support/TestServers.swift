@@ -143,6 +143,35 @@ final class ReplyThenCloseServer: UpstreamServer, @unchecked Sendable {
     }
 }
 
+/// Reads each request head (and no body) and answers it with `reply`, byte for byte; with
+/// `closeAfter` it then closes, ending a body framed by the close. Records every head.
+final class CannedHTTPOrigin: UpstreamServer, @unchecked Sendable {
+    let reply: [UInt8]
+    let closeAfter: Bool
+    private let seenHeads = Mutex<[[UInt8]]>([])
+
+    init(reply: String, closeAfter: Bool = false) throws {
+        self.reply = Array(reply.utf8)
+        self.closeAfter = closeAfter
+        try super.init()
+        start()
+    }
+
+    /// The request heads received so far, as bytes.
+    var heads: [[UInt8]] { seenHeads.withLock { $0 } }
+
+    override func handle(_ socket: TestSocket, connection: Int) {
+        while let head = try? socket.readHead() {
+            seenHeads.withLock { $0.append(head) }
+            guard (try? socket.write(reply)) != nil else { return }
+            if closeAfter {
+                socket.close()
+                return
+            }
+        }
+    }
+}
+
 /// Sends `prefix`, waits for one byte from the client (so the tunnel is surely carrying
 /// data both ways), then resets the connection (SO_LINGER 0).
 final class ResetServer: UpstreamServer, @unchecked Sendable {

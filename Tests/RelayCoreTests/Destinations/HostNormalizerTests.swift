@@ -134,6 +134,24 @@ struct HostNormalizerTests {
         #expect(IPv6Address(text: "::127.0.0.1")?.isIPv4Mapped == false)
     }
 
+    /// The normaliser keeps one canonical IPv6 host for every spelling that carries IPv4;
+    /// whether it may be reached is the registry's call (only an exact registration).
+    @Test("IPv6 carrying IPv4 is returned canonical and flagged", arguments: [
+        ("[::10.1.2.3]", "::a01:203"), ("[::FFFF:0:10.1.2.3]", "::ffff:0:a01:203"),
+        ("[64:FF9B::10.1.2.3]", "64:ff9b::a01:203"), ("[2002:0a01:0203::]", "2002:a01:203::"),
+        ("[2001:0000:a01:203::1]", "2001:0:a01:203::1"), ("[2001:db8::0:5efe:10.1.2.3]", "2001:db8::5efe:a01:203"),
+    ])
+    func flagsEmbeddedIPv4(input: String, canonical: String) throws {
+        let host = try HostNormalizer.normalize(input, bracketed: false).get()
+        guard case .ipv6(let address) = host else {
+            Issue.record("expected IPv6")
+            return
+        }
+        #expect(address.description == canonical)
+        #expect(address.embedsIPv4)
+        #expect(address.embeddedIPv4.map(\.address).contains(IPv4Address(10, 1, 2, 3)))
+    }
+
     private func reason(_ input: String, bracketed: Bool = false) -> ReasonCode? {
         if case .failure(let error) = HostNormalizer.normalize(input, bracketed: bracketed) {
             #expect(!error.detail.isEmpty)

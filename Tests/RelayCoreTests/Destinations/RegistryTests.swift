@@ -102,7 +102,7 @@ struct RegistryTests {
     func guardRefuses(address: String) throws {
         let registry = try registry("server app.example:*\nserver 0.0.0.0/0:*\nserver [::/0]:*")
         let ip = address.contains(":") ? v6(address) : v4(address)
-        #expect(registry.checkResolved(address: ip, port: 80, allowRule: "main.conf:2")
+        #expect(registry.checkResolved(address: ip, port: 80, allowRule: "main.conf:2", localHost: nil)
                 == .deny(rule: nil, reason: .guardedAddress))
     }
 
@@ -112,7 +112,7 @@ struct RegistryTests {
     func ordinaryPasses(address: String) throws {
         let registry = try registry("server app.example:*")
         let ip = address.contains(":") ? v6(address) : v4(address)
-        #expect(registry.checkResolved(address: ip, port: 443, allowRule: "main.conf:2") == .allow(rule: "main.conf:2"))
+        #expect(registry.checkResolved(address: ip, port: 443, allowRule: "main.conf:2", localHost: nil) == .allow(rule: "main.conf:2"))
     }
 
     @Test("a server rule naming guarded space by address lifts the guard, for that port only")
@@ -126,7 +126,7 @@ struct RegistryTests {
             server 0.0.0.0:8081
             """)
         func check(_ ip: IPAddress, _ port: UInt16) -> Decision {
-            registry.checkResolved(address: ip, port: port, allowRule: "x:1")
+            registry.checkResolved(address: ip, port: port, allowRule: "x:1", localHost: nil)
         }
         #expect(check(v4("127.0.0.1"), 8081) == .allow(rule: "main.conf:2"))
         #expect(check(v4("127.0.0.1"), 8080) == .deny(rule: nil, reason: .guardedAddress))
@@ -145,12 +145,88 @@ struct RegistryTests {
     func resolvedDeny() throws {
         let registry = try registry("server .corp.example:443\ndeny 10.9.0.0/16\nserver 127.0.0.1:443\ndeny [::1]:443\ndeny 127.0.0.0/8:443")
         func check(_ ip: IPAddress) -> Decision {
-            registry.checkResolved(address: ip, port: 443, allowRule: "main.conf:2")
+            registry.checkResolved(address: ip, port: 443, allowRule: "main.conf:2", localHost: nil)
         }
         #expect(check(v4("10.9.1.1")) == .deny(rule: "main.conf:3", reason: .denied))
         #expect(check(v6("::ffff:10.9.1.1")) == .deny(rule: "main.conf:3", reason: .denied))
         #expect(check(v4("10.10.1.1")) == .allow(rule: "main.conf:2"))
         #expect(check(v6("::1")) == .deny(rule: "main.conf:5", reason: .denied))
         #expect(check(v4("127.0.0.1")) == .deny(rule: "main.conf:6", reason: .denied))
+    }
+
+    /// Every IPv6 spelling that carries an IPv4 address is a second name for that IPv4
+    /// host: as a literal it is ambiguous unless registered exactly, and deny rules see
+    /// through it before that.
+    @Test("an IPv6 literal carrying IPv4 is ambiguous unless registered exactly", arguments: [
+        "[::10.1.2.3]", "[::ffff:0:10.1.2.3]", "[64:ff9b::10.1.2.3]", "[64:ff9b:1:abcd::10.1.2.3]", "[2002:a01:203::1]",
+        "[2001:0:a01:203::1]", "[2001:db8::5efe:10.1.2.3]", "[2001:db8::200:5efe:10.1.2.3]", "[::ffff:10.1.2.3]",
+    ])
+    func embeddingLiteralIsAmbiguous(literal: String) throws {
+        let wide = try registry("server *:*\nserver 10.1.2.3:*\nserver [::/0]:*")
+        #expect(wide.decide(host: host(literal), port: 443) == .deny(rule: nil, reason: .ambiguousHost), "\(literal)")
+        let exact = try registry("server \(literal):443")
+        #expect(exact.decide(host: host(literal), port: 443) == .allow(rule: "main.conf:2"), "\(literal)")
+        #expect(exact.decide(host: host(literal), port: 444) == .deny(rule: nil, reason: .ambiguousHost), "\(literal)")
+        let denying = try registry("server \(literal):443\ndeny 10.1.2.0/24")
+        #expect(denying.decide(host: host(literal), port: 443) == .deny(rule: "main.conf:3", reason: .denied), "\(literal)")
+    }
+
+    @Test("a resolved address is checked as itself and as every IPv4 address it carries", arguments: [
+        ("64:ff9b::7f00:1", Decision.deny(rule: nil, reason: .guardedAddress)),
+        ("64:ff9b::169.254.169.254", .deny(rule: nil, reason: .guardedAddress)),
+        ("64:ff9b:1:abcd::127.0.0.1", .deny(rule: nil, reason: .guardedAddress)),
+        ("::127.0.0.1", .deny(rule: nil, reason: .guardedAddress)),
+        ("::ffff:0:127.0.0.1", .deny(rule: nil, reason: .guardedAddress)),
+        ("2002:7f00:1::1", .deny(rule: nil, reason: .guardedAddress)),
+        ("2001:0:a01:203::80ff:fefe", .deny(rule: nil, reason: .guardedAddress)),
+        ("2001:db8::5efe:169.254.169.254", .deny(rule: nil, reason: .guardedAddress)),
+        ("64:ff9b::10.9.1.1", .deny(rule: "main.conf:3", reason: .denied)),
+        ("2002:a09:101::", .deny(rule: "main.conf:3", reason: .denied)),
+        ("2001:db8::200:5efe:10.9.1.1", .deny(rule: "main.conf:3", reason: .denied)),
+        ("2001:0:a09:101::1", .deny(rule: "main.conf:3", reason: .denied)),
+        ("64:ff9b::10.1.1.1", .allow(rule: "main.conf:2")),
+        ("2002:a01:101::1", .allow(rule: "main.conf:2")),
+    ])
+    func resolvedEmbeddingForms(address: String, expected: Decision) throws {
+        let registry = try registry("server .corp.example:443\ndeny 10.9.0.0/16")
+        #expect(registry.checkResolved(address: v6(address), port: 443, allowRule: "main.conf:2", localHost: nil) == expected)
+    }
+
+    @Test("the guard on an embedded IPv4 address is lifted only by a rule naming it by address")
+    func embeddedGuardLifted() throws {
+        let registry = try registry("server .corp.example:*\nserver 127.0.0.1:8081\nserver [64:ff9b::7f00:2]:8082\nserver [64:ff9b::/96]:8083")
+        func check(_ text: String, _ port: UInt16) -> Decision {
+            registry.checkResolved(address: v6(text), port: port, allowRule: "main.conf:2", localHost: nil)
+        }
+        #expect(check("64:ff9b::7f00:1", 8081) == .allow(rule: "main.conf:3"))
+        #expect(check("2002:7f00:1::", 8081) == .allow(rule: "main.conf:3"))
+        #expect(check("64:ff9b::7f00:2", 8082) == .allow(rule: "main.conf:4"))
+        #expect(check("64:ff9b::7f00:2", 8081) == .deny(rule: nil, reason: .guardedAddress))
+        #expect(check("64:ff9b::7f00:1", 8083) == .deny(rule: nil, reason: .guardedAddress),
+                "a block of translated addresses registers ordinary hosts, not guarded ones")
+    }
+
+    /// The relay's own listeners are never a destination, whatever the rules say; its own
+    /// interface addresses are guarded like loopback.
+    @Test("the relay's own host: endpoints refused outright, own addresses guarded")
+    func localHost() throws {
+        let localHost = LocalHost()
+        localHost.update(interfaceAddresses: [v4("127.0.0.1"), v4("10.0.0.5")])
+        localHost.update(listeners: [ListenAddress(host: v4("0.0.0.0"), port: 3128)])
+        let registry = try registry("server *:*\nserver 10.0.0.0/8:*\nserver 127.0.0.1:3128\nserver 10.0.0.5:3128\nserver 10.0.0.5:8080")
+        func check(_ ip: IPAddress, _ port: UInt16) -> Decision {
+            registry.checkResolved(address: ip, port: port, allowRule: "main.conf:2", localHost: localHost)
+        }
+        #expect(check(v4("127.0.0.1"), 3128) == .deny(rule: nil, reason: .relayLoop), "no rule lifts it")
+        #expect(check(v4("10.0.0.5"), 3128) == .deny(rule: nil, reason: .relayLoop))
+        #expect(check(v6("::ffff:10.0.0.5"), 3128) == .deny(rule: nil, reason: .relayLoop))
+        #expect(check(v4("10.0.0.5"), 8080) == .allow(rule: "main.conf:6"), "named by address")
+        #expect(check(v4("10.0.0.5"), 8081) == .deny(rule: nil, reason: .guardedAddress), "a block is not a name")
+        #expect(check(v4("10.0.0.6"), 8081) == .allow(rule: "main.conf:2"))
+        #expect(registry.checkResolved(address: v4("10.0.0.5"), port: 8081, allowRule: "main.conf:2", localHost: nil)
+                == .allow(rule: "main.conf:2"), "without a LocalHost nothing is the host's own")
+        let loops = registry.checkAll([v4("10.0.0.6"), v4("10.0.0.5")], port: 3128, allowRule: "main.conf:2", localHost: localHost)
+        #expect(loops.refusal?.reason == .relayLoop)
+        #expect(loops.refusal?.address == v4("10.0.0.5"))
     }
 }

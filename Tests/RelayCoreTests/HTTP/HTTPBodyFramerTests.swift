@@ -14,6 +14,10 @@ struct HTTPBodyFramerTests {
         "0\r\n\r\n",
         "000\r\n\r\n",
         "FfFf;x=y\r\n" + String(repeating: "z", count: 0xFFFF) + "\r\n0\r\n\r\n",
+        // BWS before `;` (RFC 9112 7.1.1), after the size and between extensions.
+        "5 ;e\r\nhello\r\n0\r\n\r\n",
+        "5\t;e=v\r\nhello\r\n0 \t ;last\r\n\r\n",
+        "5;a=1 ;b=\"q\"\t;c\r\nhello\r\n0\r\n\r\n",
     ])
     func chunkedEndsExactlyWhereItShould(body: String) {
         let message = bytes(body)
@@ -42,6 +46,22 @@ struct HTTPBodyFramerTests {
         "4;a=\"x\r\n",
         "4;a=\"x\"y\r\n",
         "4;a=b=c\r\n",
+        // Whitespace is accepted only before a `;`: never before the line end, after `;`,
+        // around `=`, inside the size, or before it.
+        "4 \r\nWiki\r\n0\r\n\r\n",
+        "4\t\r\nWiki\r\n0\r\n\r\n",
+        "4 ;a \r\nWiki\r\n",
+        "4;a=1 \r\nWiki\r\n",
+        "4; ;a\r\n",
+        "4 ; a\r\n",
+        "4;a =1\r\n",
+        "4;a= 1\r\n",
+        "4 4\r\n",
+        "4 x\r\n",
+        " ;a\r\n",
+        "4 \n",
+        "4 \r;a\r\n",
+        "0 \r\n\r\n",
         "11111111111111111\r\n",
         "0\r\n x: y\r\n\r\n",
         "0\r\nNoColon\r\n\r\n",

@@ -16,6 +16,11 @@ struct HTTPHeadDifferentialTests {
         "GET / HTTP/1.1\r\nX: a\r\n\tb\r\nHost: h\r\n\r\n",
         "CONNECT h:1 HTTP/2.0\r\nHost: h:1\r\n\r\n",
     ]
+    /// Seeds that are not UTF-8: obs-text values (RFC 9110 5.5), kept byte for byte.
+    static let byteSeeds: [[UInt8]] = [
+        Array("GET http://a/ HTTP/1.1\r\nHost: a\r\nX-Latin: caf".utf8) + [0xE9, 0x20, 0xA0, 0xFF] + Array("\r\n\r\n".utf8),
+        Array("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked".utf8) + [0x85] + Array("\r\n\r\n".utf8),
+    ]
 
     /// Mutated heads, whole, must get the same verdict from the production parser as from
     /// `PlainRequestHeadParser` (splitting is covered by the seeded fuzz suite).
@@ -25,7 +30,8 @@ struct HTTPHeadDifferentialTests {
         var refusals: [ReasonCode: Int] = [:]
         var completes = 0
         for iteration in 0..<20_000 {
-            let input = HTTPFuzzTests.mutate(Array(Self.seeds.randomElement(using: &rng)!.utf8), &rng)
+            let seed = iteration % 5 == 4 ? Self.byteSeeds.randomElement(using: &rng)! : Array(Self.seeds.randomElement(using: &rng)!.utf8)
+            let input = HTTPFuzzTests.mutate(seed, &rng)
             let limits = iteration % 4 == 0 ? HTTPHeadLimits(maxHeadBytes: Int.random(in: 0...420, using: &rng), maxHeaders: Int.random(in: 0...3, using: &rng))
                                             : HTTPHeadLimits()
             let expected = PlainRequestHeadParser.parse(input, limits: limits)
@@ -41,6 +47,76 @@ struct HTTPHeadDifferentialTests {
         // Every refusal the head grammar has must come up, or the comparison proves little.
         let codes: [ReasonCode] = [.bareLineEnding, .obsFold, .badHeader, .badRequestLine, .unsupportedVersion, .tooManyHeaders, .headTooLarge]
         #expect(completes > 1_000 && codes.allSatisfy { refusals[$0, default: 0] > 50 }, "complete \(completes), refused \(refusals)")
+    }
+}
+
+extension HTTPHeadDifferentialTests {
+    /// The first refusal a whole request meets on its way through the relay's readers: the
+    /// head parser (held to the reference parser too), the framing decision, then the body
+    /// framer. Nil when it is accepted.
+    static func verdict(_ request: [UInt8]) -> ReasonCode? {
+        let parsed = Feed.head(HTTPRequestHeadParser.self, request, cuts: [], limits: HTTPHeadLimits())
+        #expect(parsed == PlainRequestHeadParser.parse(request, limits: HTTPHeadLimits()), "the two parsers disagree on \(request)")
+        switch parsed {
+        case .needMore: return .internalError
+        case .invalid(let code): return code
+        case .complete(let head, let length):
+            switch MessageFraming.request(head) {
+            case .failure(let code): return code
+            case .success(let framing):
+                switch Feed.bodyAllWays(framing, Array(request[length...])) {
+                case .invalid(let code): return code
+                case .done, .open: return nil
+                }
+            }
+        }
+    }
+
+    /// The forms accepted for real clients (obs-text, whitespace before a chunk extension)
+    /// open no new reading of where a message ends: every smuggling refusal stands, obs-text
+    /// included where it would disguise a framing field.
+    @Test("smuggling refusals are unchanged by the lenient forms", arguments: [
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", ReasonCode.ambiguousFraming),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!", .duplicateContentLength),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 5\r\n\r\nhello", .duplicateContentLength),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nX: a\r\n Transfer-Encoding: chunked\r\n\r\n", .obsFold),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nX: a\rTransfer-Encoding: chunked\r\n\r\n", .bareLineEnding),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\nTransfer-Encoding: chunked\r\n\r\n", .bareLineEnding),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n", .badHeader),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 \r\nhello\r\n0\r\n\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n 5\r\nhello\r\n0\r\n\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 5\r\nhello\r\n0\r\n\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5; e\r\nhello\r\n0\r\n\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n11111111111111111\r\n", .badChunk),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n5\r\nhello\r\n0\r\n\r\n", .badTransferEncoding),
+        ("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", .badTransferEncoding),
+        ("GET http://a/ HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", .badHeader),
+    ])
+    func smugglingRefusalsStand(request: String, expected: ReasonCode) {
+        #expect(Self.verdict(Array(request.utf8)) == expected)
+    }
+
+    /// obs-text next to a framing token never reads as that token: `chunked` followed or led
+    /// by a byte such as 0x85 (NEL) or 0xA0 (no-break space), which some decoders take for
+    /// whitespace, is not chunked, and a Content-Length with one is not a number.
+    @Test func obsTextNeverDisguisesAFramingField() {
+        let head = Array("POST http://a/ HTTP/1.1\r\nHost: a\r\n".utf8)
+        let body = Array("\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8)
+        for disguise: UInt8 in [0x85, 0xA0, 0xFF] {
+            let te = Array("Transfer-Encoding: ".utf8)
+            #expect(Self.verdict(head + te + Array("chunked".utf8) + [disguise] + body) == .badTransferEncoding, "\(disguise)")
+            #expect(Self.verdict(head + te + [disguise] + Array("chunked".utf8) + body) == .badTransferEncoding, "\(disguise)")
+            #expect(Self.verdict(head + Array("Content-Length: 5".utf8) + [disguise] + body) == .badContentLength, "\(disguise)")
+            #expect(Self.verdict(head + Array("Content-Length: 5\r\nTransfer-Encoding: ".utf8) + [disguise] + body)
+                    == .ambiguousFraming, "\(disguise)")
+        }
+        // Accepted: obs-text in an ordinary field, BWS before a chunk extension.
+        #expect(Self.verdict(head + Array("X-Latin: caf".utf8) + [0xE9] + Array("\r\nContent-Length: 0\r\n\r\n".utf8)) == nil)
+        #expect(Self.verdict(Array("POST http://a/ HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 ;e\r\nhello\r\n0\r\n\r\n".utf8))
+                == nil)
     }
 }
 
@@ -101,10 +177,15 @@ enum PlainRequestHeadParser {
             var value = line[(colon + 1)...]
             while let b = value.first, PlainHTTP.isOWS(b) { value = value.dropFirst() }
             while let b = value.last, PlainHTTP.isOWS(b) { value = value.dropLast() }
-            guard value.allSatisfy(PlainHTTP.isFieldValueByte), let text = String(validating: value, as: UTF8.self) else {
-                return .failure(.badHeader)
+            guard value.allSatisfy(PlainHTTP.isFieldValueByte) else { return .failure(.badHeader) }
+            // obs-text (RFC 9110 5.5) is accepted: UTF-8 as text, other bytes kept one scalar each.
+            let name = String(decoding: line[..<colon], as: UTF8.self)
+            if let text = String(validating: value, as: UTF8.self) {
+                headers.append(name: name, value: text)
+            } else {
+                let text = String(String.UnicodeScalarView(value.map { Unicode.Scalar($0) }))
+                headers.fields.append(HTTPHeader(name: name, value: text, valueEncoding: .isoLatin1))
             }
-            headers.append(name: String(decoding: line[..<colon], as: UTF8.self), value: text)
         }
         guard headers.values("host").count <= 1 else { return .failure(.badHeader) }
         return .success(HTTPRequestHead(method: String(decoding: words[0], as: UTF8.self),

@@ -35,9 +35,23 @@ struct HTTPRequestHeadParserTests {
         #expect(Feed.request("\r\n\r\n").reason == .badRequestLine)
     }
 
-    @Test func keepsValidUTF8ValuesAndRefusesInvalidOnes() {
+    /// obs-text (RFC 9110 5.5): UTF-8 is read as text; other bytes 0x80-0xFF are kept one
+    /// for one and go back on the wire unchanged. Control bytes stay refused.
+    @Test func keepsUTF8ValuesAsTextAndOtherObsTextByteForByte() {
+        #expect(Feed.request("GET / HTTP/1.1\r\nX-Name: Zoë\r\n\r\n").head?.headers.fields.first?.valueEncoding == .utf8)
         #expect(Feed.request("GET / HTTP/1.1\r\nX-Name: Zoë\r\n\r\n").head?.headers.first("x-name") == "Zoë")
-        #expect(Feed.headAllWays(HTTPRequestHeadParser.self, bytes("GET / HTTP/1.1\r\nX: a") + [0xFF] + bytes("\r\n\r\n")).reason == .badHeader)
+        let latin = bytes("caf") + [0xE9, 0x20, 0x80, 0xFF, 0xC3]
+        let head = Feed.headAllWays(HTTPRequestHeadParser.self, bytes("GET / HTTP/1.1\r\nX: ") + latin + bytes(" \r\n\r\n")).head
+        let field = head?.headers.fields.first
+        #expect(field?.valueEncoding == .isoLatin1)
+        #expect(field?.value.unicodeScalars.map(\.value) == latin.map(UInt32.init))
+        var wire: [UInt8] = []
+        field?.appendValue(to: &wire)
+        #expect(wire == latin)
+        for control: UInt8 in [0x00, 0x01, 0x1F, 0x7F] {
+            #expect(Feed.headAllWays(HTTPRequestHeadParser.self, bytes("GET / HTTP/1.1\r\nX: a") + [0xFF, control] + bytes("\r\n\r\n")).reason
+                    == .badHeader, "\(control)")
+        }
     }
 
     @Test(arguments: [

@@ -31,7 +31,7 @@ import Testing
 
     @Test func theRegistryIsNotConsultedBeforeAuthenticationEvenForUnregisteredTargets() throws {
         var session = try Self.session()
-        let head = ProxySessionTests.bytes("CONNECT unregistered.example:443 HTTP/1.1\r\n\r\n")
+        let head = ProxySessionTests.bytes("CONNECT unregistered.example:443 HTTP/1.1\r\nHost: unregistered.example:443\r\n\r\n")
         for split in 0...head.count {
             var fresh = session
             let actions = ProxySessionTests.feed(&fresh, head, splitAt: [split])
@@ -58,7 +58,7 @@ import Testing
     @Test func aGrantedPrincipalIsDecidedAndAuditedOnOpenAndOnTheTunnel() throws {
         var session = try Self.session()
         let actions = ProxySessionTests.feed(&session, ProxySessionTests.bytes(
-            "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic YWxpY2U6cHc=\r\n\r\n"))
+            "CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Basic YWxpY2U6cHc=\r\n\r\n"))
         #expect(Self.authRequests(actions).first?.authorization == "Basic YWxpY2U6cHc=")
         let granted = session.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2_000_000)
         let open = ProxySessionTests.auditEntries(granted).first
@@ -76,7 +76,7 @@ import Testing
 
     @Test func anUnregisteredTargetIsRefusedOnlyAfterAuthenticationWithThePrincipal() throws {
         var session = try Self.session()
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT nowhere.example:443 HTTP/1.1\r\nProxy-Authorization: Basic eA==\r\n\r\n"))
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT nowhere.example:443 HTTP/1.1\r\nHost: nowhere.example:443\r\nProxy-Authorization: Basic eA==\r\n\r\n"))
         let actions = session.handle(.authFinished(.granted(Self.alice, scope: .request)), now: 2_000_000)
         let row = ProxySessionTests.auditEntries(actions).first
         #expect(row?.reason == .notRegistered)
@@ -102,7 +102,7 @@ import Testing
     /// `forgetAuthentication`: the same header is then checked again.
     @Test func forgottenCredentialsAreCheckedAgain() throws {
         var session = try Self.session()
-        let request = "GET http://10.9.1.1/x HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
+        let request = "GET http://10.9.1.1/x HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
         Self.complete(&session, request, grantedTo: Self.alice, scope: .sameCredentials)
         #expect(session.remembersAuthentication)
         session.forgetAuthentication()
@@ -120,7 +120,7 @@ import Testing
         var settings = try ProxySessionTests.settings()
         settings.requiresAuth = true
         settings.credentialsVersion = { version.load(ordering: .relaxed) }
-        let request = "GET http://10.9.1.1/x HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
+        let request = "GET http://10.9.1.1/x HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
         var session = ProxySession(settings: settings)
         Self.complete(&session, request + "G", grantedTo: Self.alice, scope: .sameCredentials)
         let second = ProxySessionTests.feed(&session, ProxySessionTests.bytes(String(request.dropFirst())))
@@ -138,14 +138,14 @@ import Testing
     /// attempt is due within the header timeout.
     @Test func aRefusedAttemptForgetsTheConnectionsPrincipalAndRestartsTheHeaderTimer() throws {
         var session = try Self.session()
-        Self.complete(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: NTLM dHlwZTM=\r\n\r\n",
+        Self.complete(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: NTLM dHlwZTM=\r\n\r\n",
                       grantedTo: AuthPrincipal(name: "bob", scheme: "NTLM"), scope: .connection)
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
         let refused = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: .badPassword, claimedPrincipal: "carol",
                                                                              scheme: "Basic", challenges: ["Basic realm=\"r\""]))), now: 3)
         #expect(refused.contains(.startHeaderTimer), "the retry is due within the header timeout")
         #expect(!refused.contains(.closeClient))
-        let later = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/2 HTTP/1.1\r\n\r\n"))
+        let later = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/2 HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"))
         #expect(Self.authRequests(later).count == 1, "bob's NTLM login did not survive the failed attempt")
     }
 
@@ -154,7 +154,7 @@ import Testing
         var bodies: [String] = []
         for reason in [ReasonCode.badPassword, .unknownUser] {
             var session = try Self.session()
-            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
             let actions = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: reason, claimedPrincipal: "x", scheme: "Basic",
                                                                                  challenges: ["Basic realm=\"r\""]))), now: 2)
             bodies.append(try #require(ProxySessionTests.refusalBody(actions)))
@@ -164,20 +164,35 @@ import Testing
         #expect(bodies[0].hasSuffix("\r\n\r\nauth-failed\n"))
     }
 
+    /// A name no account has may be a password typed in the wrong field: its row records
+    /// the settings' pseudonym; the name of an account that exists stays readable.
+    @Test func anUnknownNameIsRecordedAsItsPseudonym() throws {
+        for (reason, recorded) in [(ReasonCode.unknownUser, "unknown:of(hunter2)"), (.badPassword, "hunter2")] {
+            var settings = try ProxySessionTests.settings()
+            settings.requiresAuth = true
+            settings.unknownNamePseudonym = { "unknown:of(\($0))" }
+            var session = ProxySession(settings: settings)
+            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+            let actions = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: reason, claimedPrincipal: "hunter2", scheme: "Basic",
+                                                                                 challenges: ["Basic realm=\"r\""]))), now: 2)
+            #expect(ProxySessionTests.auditEntries(actions).first?.principal == recorded)
+        }
+    }
+
     /// A kept-alive upstream connection is not handed to another principal: the origin may
     /// have tied it to the first one (NTLM to IIS authenticates the connection).
     @Test func anotherPrincipalGetsItsOwnUpstreamConnection() throws {
         var session = try Self.session()
-        Self.complete(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n",
+        Self.complete(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n",
                       grantedTo: Self.alice, scope: .request)
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
         let bob = session.handle(.authFinished(.granted(AuthPrincipal(name: "bob", scheme: "Basic"), scope: .request)), now: 3)
         #expect(bob.contains(.closeUpstream))
         #expect(bob.contains { if case .connect = $0 { return true } else { return false } })
         _ = session.handle(.upstreamConnected, now: 3)
         _ = session.handle(.auditCommitted, now: 3)
         _ = ProxySessionTests.upstream(&session, "HTTP/1.1 204 No Content\r\n\r\n")
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
         let bobAgain = session.handle(.authFinished(.granted(AuthPrincipal(name: "bob", scheme: "Basic"), scope: .request)), now: 4)
         #expect(!bobAgain.contains { if case .connect = $0 { return true } else { return false } }, "bob's own link is reused")
     }
@@ -192,7 +207,7 @@ import Testing
         settings.tunnelQuota = quota
         func connect(_ principal: AuthPrincipal) -> (ProxySession, [ProxySessionAction]) {
             var session = ProxySession(settings: settings)
-            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.9.1.1:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.9.1.1:443 HTTP/1.1\r\nHost: 10.9.1.1:443\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
             let actions = session.handle(.authFinished(.granted(principal, scope: .sameCredentials)), now: 2)
             return (session, actions)
         }
@@ -211,7 +226,7 @@ import Testing
         #expect(bob.contains { if case .connect = $0 { return true } else { return false } }, "another principal has its own places")
 
         var forward = ProxySession(settings: settings)
-        _ = ProxySessionTests.feed(&forward, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+        _ = ProxySessionTests.feed(&forward, ProxySessionTests.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
         let forwarded = forward.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2)
         #expect(forwarded.contains { if case .connect = $0 { return true } else { return false } })
         let noPlace = forward.takeTunnelQuotaPlace()
@@ -228,7 +243,7 @@ import Testing
 
     @Test func digestStyleRequestScopeIsVerifiedEveryTime() throws {
         var session = try Self.session()
-        let request = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Digest x=1\r\n\r\n"
+        let request = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Digest x=1\r\n\r\n"
         _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
         let refused = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: .staleNonce, challenges: ["Digest stale=true"]))), now: 2)
         #expect(ProxySessionTests.auditEntries(refused).first?.reason == .staleNonce)
@@ -266,7 +281,7 @@ import Testing
     @Test func lockedOutAndMalformedCredentialsCloseWithTheirStatus() throws {
         for (reason, status) in [(ReasonCode.lockedOut, 429), (.badCredentials, 400), (.authUnavailable, 503)] {
             var session = try Self.session()
-            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic !!\r\n\r\n"))
+            _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Basic !!\r\n\r\n"))
             let actions = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: reason, claimedPrincipal: "mallory", scheme: "Basic"))), now: 2)
             #expect(ProxySessionTests.refusalBody(actions)?.hasPrefix("HTTP/1.1 \(status) ") == true)
             #expect(actions.last == .closeClient)
@@ -278,7 +293,7 @@ import Testing
 
     @Test func twoProxyAuthorizationFieldsAreAmbiguousAndRefused() throws {
         var session = try Self.session()
-        let actions = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
+        let actions = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Basic QQ==\r\nProxy-Authorization: Basic Qg==\r\n\r\n"))
         #expect(Self.authRequests(actions).isEmpty)
         #expect(ProxySessionTests.auditEntries(actions).first?.reason == .badCredentials)
         #expect(actions.last == .closeClient)
@@ -286,8 +301,8 @@ import Testing
 
     @Test func aPipelinedRetryAfterA407IsProcessedInOrder() throws {
         var session = try Self.session()
-        let first = "CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n"
-        let second = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
+        let first = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n"
+        let second = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Basic QQ==\r\n\r\n"
         _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes(first + second))
         let actions = session.handle(.authFinished(.refused(Self.challenge)), now: 2)
         #expect(Self.authRequests(actions).map(\.authorization) == ["Basic QQ=="])
@@ -295,7 +310,7 @@ import Testing
 
     @Test func theMutualAuthTokenRidesOnTheConnectResponse() throws {
         var session = try Self.session()
-        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nProxy-Authorization: Negotiate YQ==\r\n\r\n"))
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Negotiate YQ==\r\n\r\n"))
         _ = session.handle(.authFinished(.granted(AuthPrincipal(name: "alice@EXAMPLE.TEST", scheme: "Negotiate"),
                                                   scope: .connection, mutualAuth: "Negotiate b2s=")), now: 2)
         _ = session.handle(.upstreamConnected, now: 2)

@@ -64,7 +64,7 @@ import Testing
         let clientHello = [UInt8](repeating: 0x16, count: 7)
         for commitFirst in [true, false] {
             var session = ProxySession(settings: try Self.settings())
-            let first = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n") + clientHello)
+            let first = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n") + clientHello)
             guard case .audit(let entry, let awaitCommit) = first.first else {
                 Issue.record("expected the open record first, got \(first)")
                 return
@@ -93,7 +93,7 @@ import Testing
 
     @Test func auditFailureRelaysNothing() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n"))
+        _ = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n"))
         _ = session.handle(.upstreamConnected, now: 2)
         let actions = session.handle(.auditFailed, now: 3)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 500") == true)
@@ -104,7 +104,7 @@ import Testing
 
     @Test func unregisteredIsRefusedWithReasonInBodyAndAudit() throws {
         var session = ProxySession(settings: try Self.settings())
-        let actions = Self.feed(&session, Self.bytes("CONNECT evil.example:443 HTTP/1.1\r\n\r\n"))
+        let actions = Self.feed(&session, Self.bytes("CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n"))
         let body = try #require(Self.refusalBody(actions))
         #expect(body.hasPrefix("HTTP/1.1 403 "))
         #expect(body.hasSuffix("\r\n\r\nnot-registered\n"))
@@ -119,7 +119,7 @@ import Testing
 
     @Test func explicitDenyNamesItsRule() throws {
         var session = ProxySession(settings: try Self.settings())
-        let actions = Self.feed(&session, Self.bytes("CONNECT 10.9.9.7:22 HTTP/1.1\r\n\r\n"))
+        let actions = Self.feed(&session, Self.bytes("CONNECT 10.9.9.7:22 HTTP/1.1\r\nHost: 10.9.9.7:22\r\n\r\n"))
         let entry = try #require(Self.auditEntries(actions).first)
         #expect(entry.reason == .denied)
         #expect(entry.rule == "test.conf:7")
@@ -127,9 +127,11 @@ import Testing
     }
 
     @Test func ambiguousLiteralsAre400() throws {
-        for host in ["2130706433", "0x7f.0.0.1", "0177.0.0.1", "127.1", "[::ffff:10.1.2.3]", "[fe80::1%25eth0]", "app%2ecorp.example"] {
+        for host in ["2130706433", "0x7f.0.0.1", "0177.0.0.1", "127.1", "[::ffff:10.1.2.3]", "[fe80::1%25eth0]", "app%2ecorp.example",
+                     "[::10.1.2.3]", "[::ffff:0:10.1.2.3]", "[64:ff9b::10.1.2.3]", "[64:ff9b:1::10.1.2.3]", "[2002:a01:203::]",
+                     "[2001:0:a01:203::1]", "[2001:db8::5efe:10.1.2.3]"] {
             var session = ProxySession(settings: try Self.settings())
-            let actions = Self.feed(&session, Self.bytes("CONNECT \(host):443 HTTP/1.1\r\n\r\n"))
+            let actions = Self.feed(&session, Self.bytes("CONNECT \(host):443 HTTP/1.1\r\nHost: \(host):443\r\n\r\n"))
             let body = Self.refusalBody(actions) ?? ""
             #expect(body.hasPrefix("HTTP/1.1 400 "), "\(host): \(body)")
             #expect(!actions.contains { if case .connect = $0 { return true } else { return false } }, "\(host)")
@@ -138,7 +140,7 @@ import Testing
 
     @Test func connectWithABodyIsAmbiguous() throws {
         var session = ProxySession(settings: try Self.settings())
-        let actions = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"))
+        let actions = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nContent-Length: 3\r\n\r\nabc"))
         #expect(Self.auditEntries(actions).first?.reason == .ambiguousFraming)
     }
 
@@ -146,7 +148,7 @@ import Testing
 
     @Test func registeredNameResolvingToLoopbackIsGuarded() throws {
         var session = ProxySession(settings: try Self.settings())
-        let first = Self.feed(&session, Self.bytes("CONNECT localhost:80 HTTP/1.1\r\n\r\n"))
+        let first = Self.feed(&session, Self.bytes("CONNECT localhost:80 HTTP/1.1\r\nHost: localhost:80\r\n\r\n"))
         #expect(first == [.resolve(name: "localhost", port: 80)])
         let actions = session.handle(.resolved([.v4(IPv4Address(strict: "127.0.0.1")!)]), now: 2)
         let entry = try #require(Self.auditEntries(actions).first)
@@ -157,7 +159,7 @@ import Testing
 
     @Test func oneRefusedAddressRefusesTheWholeAnswer() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
         let actions = session.handle(.resolved([.v4(IPv4Address(strict: "10.1.2.3")!),
                                                 .v4(IPv4Address(strict: "169.254.169.254")!)]), now: 2)
         #expect(Self.auditEntries(actions).first?.reason == .guardedAddress)
@@ -166,7 +168,7 @@ import Testing
 
     @Test func connectFailureTriesTheNextCheckedAddressThenRefuses() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
         let a = IPAddress.v4(IPv4Address(strict: "10.1.2.3")!)
         let b = IPAddress.v4(IPv4Address(strict: "10.1.2.4")!)
         let opening = session.handle(.resolved([a, b]), now: 2)
@@ -189,7 +191,7 @@ import Testing
     @Test func connectFailureBeforeTheCommitWaitsForIt() throws {
         for committed in [true, false] {
             var session = ProxySession(settings: try Self.settings())
-            _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+            _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
             let a = IPAddress.v4(IPv4Address(strict: "10.1.2.3")!)
             _ = session.handle(.resolved([a]), now: 2)
             #expect(session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3).isEmpty,
@@ -217,7 +219,7 @@ import Testing
     func connectionLostBeforeTheCommitWaitsForIt(everyConnectFailed: Bool) throws {
         for (committed, lostFor) in [(true, ReasonCode.clientReset), (false, .clientReset), (true, .shutdown), (false, .shutdown)] {
             var session = ProxySession(settings: try Self.settings())
-            _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+            _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
             _ = session.handle(.resolved([.v4(IPv4Address(strict: "10.1.2.3")!)]), now: 2)
             if everyConnectFailed {
                 _ = session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3)
@@ -243,7 +245,7 @@ import Testing
 
     @Test func connectionLostWhileResolvingIsRecorded() throws {
         var session = ProxySession(settings: try Self.settings())
-        let first = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        let first = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
         #expect(first == [.resolve(name: "app.corp.example", port: 80)])
         let actions = session.handle(.connectionLost(.idleTimeout), now: 2)
         let entries = Self.auditEntries(actions)
@@ -257,7 +259,7 @@ import Testing
 
     @Test func resolveFailureIs502() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\n\r\n"))
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
         let actions = session.handle(.resolveFailed, now: 2)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 502") == true)
         #expect(Self.auditEntries(actions).first?.reason == .resolveFailed)
@@ -293,7 +295,7 @@ import Testing
 
     @Test func keepAliveReusesTheUpstreamAndAuditsEachRequest() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\n\r\n")
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         let response = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
         var toClient: [UInt8] = []
         for case .sendToClient(let part) in response { toClient += part }
@@ -309,14 +311,14 @@ import Testing
         #expect(session.wantsClientBytes)
 
         // Same host and port: no resolve, no connect, straight to the open record.
-        let second = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n"))
+        let second = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"))
         #expect(second.count == 1)
         #expect(Self.auditEntries(second).first?.event == .requestOpen)
     }
 
     @Test func requestBodyStreamsAtEverySplitAndPipelinedRequestWaits() throws {
-        let request = Self.bytes("POST http://10.9.1.1/up HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789")
-        let next = Self.bytes("GET http://10.9.1.1/next HTTP/1.1\r\n\r\n")
+        let request = Self.bytes("POST http://10.9.1.1/up HTTP/1.1\r\nHost: 10.9.1.1\r\nContent-Length: 10\r\n\r\n0123456789")
+        let next = Self.bytes("GET http://10.9.1.1/next HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         let input = request + next
         for split in 0...input.count {
             var session = ProxySession(settings: try Self.settings())
@@ -336,7 +338,7 @@ import Testing
 
     @Test func badChunkInRequestBodyIs400AndAudited() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
         let actions = Self.feed(&session, Self.bytes("zz\r\nabc\r\n"))
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 400") == true)
         #expect(Self.auditEntries(actions).first?.reason == .badChunk)
@@ -346,7 +348,7 @@ import Testing
 
     @Test func responseFramedByCloseEndsAtUpstreamEOF() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\n\r\n")
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         let head = Self.upstream(&session, "HTTP/1.1 200 OK\r\n\r\npartial")
         var toClient: [UInt8] = []
         for case .sendToClient(let part) in head { toClient += part }
@@ -358,7 +360,7 @@ import Testing
 
     @Test func upstreamClosingBeforeAResponseIs502() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\n\r\n")
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         let actions = session.handle(.upstreamEOF, now: 9)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 502") == true)
         #expect(Self.auditEntries(actions).first?.reason == .upstreamClosed)
@@ -366,7 +368,7 @@ import Testing
 
     @Test func truncatedResponseBodyClosesWithoutPretending() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\n\r\n")
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
         let actions = session.handle(.upstreamFailed, now: 9)
         #expect(Self.refusalBody(actions) == nil, "a response already started cannot be replaced by a 502")
@@ -378,7 +380,7 @@ import Testing
 
     @Test func interimResponsesAreForwardedBeforeTheFinalOne() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
         let interim = Self.upstream(&session, "HTTP/1.1 100 Continue\r\n\r\n")
         #expect(Self.refusalBody(interim)?.hasPrefix("HTTP/1.1 100 Continue\r\n") == true)
         _ = Self.feed(&session, Self.bytes("ok"))
@@ -389,7 +391,7 @@ import Testing
 
     @Test func switchingProtocolsIsRefused() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
         let actions = Self.upstream(&session, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
         #expect(Self.auditEntries(actions).first?.reason == .badUpstreamResponse)
         #expect(actions.last == .closeClient)
@@ -400,10 +402,10 @@ import Testing
     @Test func nonProxyRequestsAndUnsupportedSchemes() throws {
         let cases: [(String, ReasonCode, String)] = [
             ("GET / HTTP/1.1\r\nHost: x\r\n\r\n", .notAProxyRequest, "400"),
-            ("GET https://10.1.2.3/ HTTP/1.1\r\n\r\n", .unsupportedScheme, "501"),
-            ("GET http://10.1.2.3/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", .ambiguousFraming, "400"),
-            ("GET http://10.1.2.3/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", .duplicateContentLength, "400"),
-            ("GET http://10.1.2.3/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n", .obsFold, "400"),
+            ("GET https://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\n\r\n", .unsupportedScheme, "501"),
+            ("GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", .ambiguousFraming, "400"),
+            ("GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", .duplicateContentLength, "400"),
+            ("GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\nX: a\r\n b\r\n\r\n", .obsFold, "400"),
             ("GET http://10.1.2.3/ HTTP/1.1\nX: a\r\n\r\n", .bareLineEnding, "400"),
         ]
         for (input, reason, status) in cases {
@@ -432,7 +434,7 @@ import Testing
 
     @Test func oversizedHeadIsRefusedWithoutWaitingForItsEnd() throws {
         var session = ProxySession(settings: try Self.settings())
-        let huge = Self.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nX: " + String(repeating: "a", count: 40_000))
+        let huge = Self.bytes("GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nX: " + String(repeating: "a", count: 40_000))
         let actions = Self.feed(&session, huge)
         #expect(Self.auditEntries(actions).first?.reason == .headTooLarge)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 431") == true)
@@ -440,7 +442,7 @@ import Testing
 
     @Test func clientLeavingMidBodyIsAudited() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nContent-Length: 10\r\n\r\n")
+        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nContent-Length: 10\r\n\r\n")
         _ = Self.feed(&session, Self.bytes("01234"))
         let actions = session.handle(.clientEOF, now: 9)
         let entry = try #require(Self.auditEntries(actions).first)
@@ -452,7 +454,7 @@ import Testing
     // MARK: Losing the connection, reloads
 
     @Test func losingTheConnectionWhileOpeningClosesTheOpenRow() throws {
-        for input in ["CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n", "GET http://10.9.1.1/x HTTP/1.1\r\n\r\n"] {
+        for input in ["CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n", "GET http://10.9.1.1/x HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"] {
             for committed in [false, true] {
                 var session = ProxySession(settings: try Self.settings())
                 let opened = Self.feed(&session, Self.bytes(input))
@@ -476,11 +478,11 @@ import Testing
 
     @Test func aReloadedRegistryDecidesTheNextRequestOnAKeptAliveConnection() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\n\r\n")
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
         let reloaded = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver 10.1.2.3:443\n", file: "new.conf") { _, _ in [] }
         session.useRegistry(reloaded.registry)
-        let actions = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n"))
+        let actions = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"))
         #expect(Self.auditEntries(actions).first?.reason == .notRegistered)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 403") == true)
     }
@@ -490,14 +492,14 @@ import Testing
     /// the requests of connections that stay busy.
     @Test func aReusedLinkIsCheckedAgainstTheReloadedRules() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.feed(&session, Self.bytes("GET http://app.corp.example/one HTTP/1.1\r\n\r\n"))
+        _ = Self.feed(&session, Self.bytes("GET http://app.corp.example/one HTTP/1.1\r\nHost: app.corp.example\r\n\r\n"))
         _ = session.handle(.resolved([.v4(IPv4Address(10, 20, 0, 5))]), now: 2)
         _ = session.handle(.upstreamConnected, now: 2)
         _ = session.handle(.auditCommitted, now: 3)
         _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
         let same = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver app.corp.example:80\n", file: "same.conf") { _, _ in [] }
         session.useRegistry(same.registry)
-        let reused = Self.feed(&session, Self.bytes("GET http://app.corp.example/two HTTP/1.1\r\n\r\n"))
+        let reused = Self.feed(&session, Self.bytes("GET http://app.corp.example/two HTTP/1.1\r\nHost: app.corp.example\r\n\r\n"))
         #expect(Self.auditEntries(reused).map(\.event) == [.requestOpen], "rules that still allow the address reuse the link")
         _ = session.handle(.auditCommitted, now: 4)
         _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
@@ -505,7 +507,7 @@ import Testing
         let denying = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver app.corp.example:80\ndeny 10.20.0.5\n",
                                              file: "new.conf") { _, _ in [] }
         session.useRegistry(denying.registry)
-        let third = Self.feed(&session, Self.bytes("GET http://app.corp.example/three HTTP/1.1\r\n\r\n"))
+        let third = Self.feed(&session, Self.bytes("GET http://app.corp.example/three HTTP/1.1\r\nHost: app.corp.example\r\n\r\n"))
         #expect(third.contains(.closeUpstream), "the link to a now-denied address is dropped")
         #expect(third.contains { if case .resolve = $0 { return true } else { return false } })
         let refused = session.handle(.resolved([.v4(IPv4Address(10, 20, 0, 5))]), now: 5)
@@ -535,7 +537,7 @@ import Testing
 
     @Test func anHTTP11ClientGetsChunkedVerbatim() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/x HTTP/1.1\r\n\r\n")
+        _ = Self.forwarded(&session, "GET http://10.9.1.1/x HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         let actions = Self.upstream(&session, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
         var toClient: [UInt8] = []
         for case .sendToClient(let bytes) in actions { toClient += bytes }
@@ -547,7 +549,7 @@ import Testing
     /// point where its head went upstream.
     static func secondRequestOnAReusedLink(_ second: String) throws -> ProxySession {
         var session = ProxySession(settings: try settings())
-        _ = forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\n\r\n")
+        _ = forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         _ = upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
         let open = feed(&session, bytes(second))
         #expect(auditEntries(open).map(\.event) == [.requestOpen])
@@ -558,7 +560,7 @@ import Testing
     }
 
     @Test func aSafeRequestIsRetriedOnceWhenAReusedUpstreamClosesFirst() throws {
-        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n")
+        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         let retry = session.handle(.upstreamEOF, now: 5)
         #expect(retry.contains(.closeUpstream))
         #expect(retry.contains(.connect(.v4(IPv4Address(strict: "10.9.1.1")!), port: 80)))
@@ -577,7 +579,7 @@ import Testing
     }
 
     @Test func aRetriedRequestThatFailsAgainGets502() throws {
-        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\n\r\n")
+        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
         _ = session.handle(.upstreamEOF, now: 5)
         _ = session.handle(.upstreamConnected, now: 6)
         let failed = session.handle(.upstreamEOF, now: 7)
@@ -587,8 +589,8 @@ import Testing
     }
 
     @Test func anUnsafeOrBodiedRequestIsNeverRetried() throws {
-        for second in ["POST http://10.9.1.1/two HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
-                       "GET http://10.9.1.1/two HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi"] {
+        for second in ["POST http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\nContent-Length: 0\r\n\r\n",
+                       "GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\nContent-Length: 2\r\n\r\nhi"] {
             var session = try Self.secondRequestOnAReusedLink(second)
             let failed = session.handle(.upstreamEOF, now: 5)
             #expect(Self.refusalBody(failed)?.hasPrefix("HTTP/1.1 502") == true, "\(second)")

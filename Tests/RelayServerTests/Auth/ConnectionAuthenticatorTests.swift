@@ -248,6 +248,19 @@ import Testing
                 "alice from her own address does not pay for the attacker's failures")
     }
 
+    /// A name no account has may be a password typed in the wrong field: its failures count
+    /// against the source only, so no `locked-out` refusal ever carries that name.
+    @Test func unknownNamesCountAgainstTheirSourceOnly() throws {
+        let shared = try Self.authenticator(CountingStore())
+        let typo = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.7.7.7:1")
+        for _ in 0..<5 {
+            #expect(Self.reason(Self.run(typo, Self.basic("hunter2", "x"))) == .unknownUser, "never locked-out by that name")
+        }
+        // The source's own allowance (6) still ends the guessing.
+        #expect(Self.reason(Self.run(typo, Self.basic("hunter2", "x"))) == .unknownUser)
+        #expect(Self.reason(Self.run(typo, Self.basic("alice", "wonderland"))) == .lockedOut)
+    }
+
     @Test func digestRoundTripThenReplayIsRefused() throws {
         let shared = try Self.authenticator(CountingStore())
         let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
