@@ -17,6 +17,8 @@ public final class RelayServer: Sendable {
     private let shared: ServerShared
     private let auditLog: AuditLog
     private let listeners = ListenerSet()
+    /// Holds the state directory for this process (`StateDirectory.lock`) until it exits.
+    private let stateLock: Int32
     /// The descriptor every listener spends to refuse a client when none is left.
     private let descriptorReserve = DescriptorReserve()
     /// Open tunnels per principal, over every loop and across reloads.
@@ -27,6 +29,7 @@ public final class RelayServer: Sendable {
         self.configPath = configPath
         self.logger = logger
         try StateDirectory.prepare(config.stateDir)
+        stateLock = try StateDirectory.lock(config.stateDir)
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
         let leftOpen = try auditLog.closeStreamsLeftOpen()
         if leftOpen > 0 {
@@ -68,13 +71,12 @@ public final class RelayServer: Sendable {
         max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
-    /// `tunnelQuota` is the server's one quota: its counts outlive reloads, which set its limit.
-    /// `tunnelQuota` and `localHost` too outlive reloads.
+    /// The settings `config` gives new connections. `tunnelQuota` and `localHost` are the
+    /// server's own and outlive reloads (a reload sets the quota's limit once it holds).
     static func runtimeSettings(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog,
                                 tunnelQuota: TunnelQuota, localHost: LocalHost) throws -> RuntimeSettings {
-        let pseudonyms = try NamePseudonyms(stateDir: config.stateDir)
+        let pseudonyms = try NamePseudonyms(stateDir: config.stateDir, create: true)
         let authenticator = try AuthSetup.make(config, helperLoop: helperLoop, logger: logger)
-        tunnelQuota.setLimit(config.limits.maxTunnelsPerPrincipal)
         var credentialsVersion: (@Sendable () -> UInt64)?
         if let store = authenticator?.store {
             credentialsVersion = { store.generation }
@@ -213,9 +215,17 @@ public final class RelayServer: Sendable {
         SystemdNotifier.notify("RELOADING=1")
         do {
             let config = try ConfigFileLoader.load(path: configPath)
-            let settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
-                                                    tunnelQuota: tunnelQuota, localHost: shared.localHost)
             let change = try listeners.prepare(config)
+            let settings: RuntimeSettings
+            do {
+                settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
+                                                    tunnelQuota: tunnelQuota, localHost: shared.localHost)
+            } catch {
+                listeners.abandon(change)
+                throw error
+            }
+            // Nothing below can fail: the reload takes effect whole.
+            tunnelQuota.setLimit(config.limits.maxTunnelsPerPrincipal)
             shared.replaceSettings(settings)
             listeners.commit(change)
             showListenersToTheAddressCheck()
@@ -272,10 +282,10 @@ public final class RelayServer: Sendable {
             }
             if auditLog.pendingCount == 0 { break }
         }
-        if shared.activeConnections == 0 && auditLog.pendingCount == 0 && !auditLog.hasUnrecordedLosses {
+        if shared.activeConnections == 0 {
             // The next start need not search this run's rows for streams left open.
             do {
-                try auditLog.markAllStreamsClosed()
+                try auditLog.markAllStreamsClosedUnlessRowsAreOwed()
             } catch {
                 logger.log(.error, "audit: could not record that every stream is closed: \(error)")
             }

@@ -38,7 +38,7 @@ enum AuditCommand {
             DynrelayCommand.fail("dynrelay audit pseudonym: no name on standard input", .usage)
         }
         do {
-            print(try NamePseudonyms(stateDir: config.stateDir).pseudonym(name))
+            print(try NamePseudonyms(stateDir: config.stateDir, create: false).pseudonym(name))
         } catch {
             DynrelayCommand.fail("dynrelay audit pseudonym: \(error)", .failure)
         }

@@ -94,12 +94,12 @@ extension IntegrationSuite {
             defer { relay.stop() }
             let forward = relay.forwardPorts[0]
             let next = relay.configText.replacingOccurrences(of: "to 127.0.0.1:\(a.port)", with: "to 127.0.0.1:\(b.port)")
-                + "listen 127.0.0.1:\(taken.port)\n"
+                + "listen 127.0.0.1:\(taken.port)\ndeny 127.0.0.1:\(a.port)\n"
             try Self.reload(relay, next)
             #expect(ReloadTests.waitForLog(relay, "reload refused", count: 1), "stderr:\n\(relay.stderr)")
             #expect(relay.stderr.contains("127.0.0.1:\(taken.port)"), "the refusal names the address")
             #expect(try Self.greeting(port: forward) == "A", "the forward keeps its target")
-            #expect(try ReloadTests.status(relay, "127.0.0.1:\(a.port)") == 200)
+            #expect(try ReloadTests.status(relay, "127.0.0.1:\(a.port)") == 200, "the refused file's deny is not in force")
         }
     }
 }

@@ -52,6 +52,26 @@ extension IntegrationSuite {
             #expect(try audit.events(where: "reason = 'relay-crashed'").count == 2)
         }
 
+        @Test("a second serve on the same state directory refuses to start and takes no open stream for a crash")
+        func secondServeOnTheSameState() throws {
+            let echo = try EchoServer()
+            let state = try TempDirectory()
+            let config = "listen 127.0.0.1:0\nstate-dir \(state.path)/state\nserver 127.0.0.1:\(echo.port)\n"
+            let first = try RelayProcess(config: config)
+            defer { first.stop() }
+            let tunnel = try ProxyClient.tunnel(relayPort: first.proxyPort, authority: "127.0.0.1:\(echo.port)")
+            try tunnel.write("ping")
+            #expect(try tunnel.readExactly(4) == Array("ping".utf8))
+            let configPath = try state.write("second.conf", config)
+            let second = try RelayBinary.run(["serve", "--config", configPath], timeout: 10)
+            #expect(second.status != 0)
+            #expect(second.stderr.contains("another dynrelay serve is using the state directory"), "\(second.stderr)")
+            let audit = AuditDB(path: state.path + "/state/audit.db")
+            #expect(try audit.events(where: "reason = 'relay-crashed'").isEmpty, "the live tunnel was taken for a crash")
+            try tunnel.write("pong")
+            #expect(try tunnel.readExactly(4) == Array("pong".utf8), "the first relay is untouched")
+        }
+
         @Test("rows given up while the trail cannot write: one audit-lost row counts them, the tunnel's close row follows")
         func lostRowsAreRecorded() throws {
             let echo = try EchoServer()

@@ -64,6 +64,10 @@ public struct ProxyAuthRefusal: Equatable, Sendable {
     public var scheme: String?
     /// `Proxy-Authenticate` values for a 407, strongest first.
     public var challenges: [String]
+    /// Whether `claimedPrincipal` is an account of the relay's own user store. Only such a
+    /// name is recorded as it is: any other may be a password typed into the user-name
+    /// field (an external helper cannot say which), and is recorded as a pseudonym.
+    public var claimedIsAccount = false
 
     public init(reason: ReasonCode, detail: String? = nil, claimedPrincipal: String? = nil, scheme: String? = nil,
                 challenges: [String] = []) {

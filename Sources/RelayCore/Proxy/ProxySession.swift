@@ -32,8 +32,9 @@ public struct ProxySession {
         /// interface addresses are guarded like loopback (nil: not known, as in tests that
         /// do not need it).
         public var localHost: LocalHost?
-        /// What an `unknown-user` refusal records instead of the name the client claimed,
-        /// which may be a password typed into the user-name field (nil: the name itself).
+        /// What an authentication refusal records instead of a claimed name that is not an
+        /// account (`ProxyAuthRefusal.claimedIsAccount`), which may be a password typed into
+        /// the user-name field (nil: the name itself).
         public var unknownNamePseudonym: (@Sendable (String) -> String)?
 
         /// Settings for one session; everything but the registry has the default a plain
@@ -390,8 +391,9 @@ public struct ProxySession {
             // No request arrived: counted with the source's other refusals of this kind. A
             // client that sent part of a head is told why; one that sent nothing is closed.
             headTimerRunning = false
-            actions.append(.countRefusal(.headerTimeout))
-            if !clientBuffer.isEmpty {
+            let answered = !clientBuffer.isEmpty
+            actions.append(.countRefusal(.headerTimeout, status: answered ? ReasonCode.headerTimeout.refusalStatus : nil))
+            if answered {
                 actions.append(.sendToClient(ProxyResponses.refusal(.headerTimeout)))
             }
             closeAll(into: &actions)
@@ -548,8 +550,8 @@ public struct ProxySession {
         let keepAlive = refusal.status == 407 && bodiless
             && !ForwardRewriter.wantsClose(version: pending.head.version, headers: pending.head.headers)
         var claimed = refusal.claimedPrincipal
-        if refusal.reason == .unknownUser, let name = claimed, let pseudonym = settings.unknownNamePseudonym {
-            // No account has this name: it may be a password typed in the wrong field.
+        if !refusal.claimedIsAccount, let name = claimed, let pseudonym = settings.unknownNamePseudonym {
+            // Not known to be an account: it may be a password typed in the wrong field.
             claimed = pseudonym(name)
         }
         actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: refusal.reason, target: pending.target,

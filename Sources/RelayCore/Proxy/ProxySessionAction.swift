@@ -22,8 +22,9 @@ public enum ProxySessionAction: Equatable, Sendable {
     case authenticate(ProxyAuthRequest)
     /// A refusal before any request arrived (a header timeout): counted with the others from
     /// the client's source and recorded once per interval, not a row each, so a flood of
-    /// slow connections cannot flood the trail.
-    case countRefusal(ReasonCode)
+    /// slow connections cannot flood the trail. `status`: what the client was answered, nil
+    /// when it was closed without an answer.
+    case countRefusal(ReasonCode, status: Int?)
     /// Arm / disarm the request-head timer.
     case startHeaderTimer
     case stopHeaderTimer

@@ -16,3 +16,13 @@ extension Duration {
         return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 }
+
+/// The earlier of two optional instants (nil when neither is set): the oldest of the
+/// waits a connection has under way, for the stall timeout.
+public func earliest(_ one: UInt64?, _ other: UInt64?) -> UInt64? {
+    switch (one, other) {
+    case let (one?, other?): return min(one, other)
+    case let (one?, nil), let (nil, one?): return one
+    case (nil, nil): return nil
+    }
+}

@@ -121,11 +121,7 @@ public final class SplicePump: @unchecked Sendable {
         func blocked(_ direction: Direction) -> UInt64? {
             direction.waitingWritable && direction.blockedSince != 0 ? direction.blockedSince : nil
         }
-        switch (blocked(aToB), blocked(bToA)) {
-        case let (one?, other?): return min(one, other)
-        case let (one?, nil), let (nil, one?): return one
-        case (nil, nil): return nil
-        }
+        return earliest(blocked(aToB), blocked(bToA))
     }
     public var bytesBtoA: UInt64 { bToA.bytes }
 

@@ -6,9 +6,10 @@ import Synchronization
 /// and closes it, and takes the descriptor back. Without it a full process can only stop
 /// watching its listeners for a while, and every client waits in the backlog for nothing.
 ///
-/// Every accept of the listeners sharing a reserve runs under its lock (a few nanoseconds
-/// next to the system call): otherwise another loop's accept could take the descriptor the
-/// reserve just freed, and the reserve would be lost until something closed.
+/// Every accept of the listeners sharing a reserve runs under its lock, the system call
+/// included: otherwise another loop's accept could take the descriptor the reserve just
+/// freed, and the reserve would be lost until something closed. The lock is contended only
+/// when two loops accept at the same moment, and then for one accept4.
 public final class DescriptorReserve: Sendable {
     /// What one accept under the reserve came to.
     public enum Outcome {

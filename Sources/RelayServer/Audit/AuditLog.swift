@@ -100,6 +100,9 @@ public final class AuditLog: Sendable {
         var lost = AuditLostRows()
         /// A write of `lost` is scheduled.
         var lostRetryArmed = false
+        /// Close rows were given up beyond what `lost` keeps: their open rows stay open,
+        /// so no point of this run may be marked as having every stream closed.
+        var closeRowsNotKept = false
         var waiters: [(ticket: UInt64, semaphore: DispatchSemaphore)] = []
     }
 
@@ -266,16 +269,25 @@ public final class AuditLog: Sendable {
         flush()
         // Rows that could not be written wait as lost rows; until they are, the next start
         // must search again.
-        if droppedCount == 0 && !hasUnrecordedLosses {
-            try markAllStreamsClosed()
-        }
+        try markAllStreamsClosedUnlessRowsAreOwed()
         return left.count
     }
 
-    /// Records that every open row stored so far has its close row. Call only when that is
-    /// true: at a clean stop, once no stream is left and every row is stored.
-    public func markAllStreamsClosed() throws(AuditError) {
-        try queue.sync { Result { () throws(AuditError) in try writer.markClosedThroughTail() } }.get()
+    /// Records that every open row stored so far has its close row, unless some close row
+    /// is still owed (given up and not yet written again, or not kept at all) or still
+    /// queued: then the next start searches this run's rows too. Call once no stream is
+    /// left (a clean stop). Decided on the audit queue, where no write of the owed rows can
+    /// be half done. True when it marked.
+    @discardableResult
+    public func markAllStreamsClosedUnlessRowsAreOwed() throws(AuditError) -> Bool {
+        try queue.sync { () -> Result<Bool, AuditError> in
+            let owed = state.withLock { s in !s.lost.isEmpty || s.closeRowsNotKept || s.processed < s.appended }
+            guard !owed else { return .success(false) }
+            return Result { () throws(AuditError) in
+                try writer.markClosedThroughTail()
+                return true
+            }
+        }.get()
     }
 
     // MARK: Rows the trail could not store
@@ -404,6 +416,7 @@ public final class AuditLog: Sendable {
                 let finished = end - start - requeued
                 let armLostRetry = !givenUp.isEmpty && state.withLock { s in
                     s.lost.merge(givenUp)
+                    if s.lost.unkeptCloseRows > 0 { s.closeRowsNotKept = true }
                     defer { s.lostRetryArmed = true }
                     return !s.lostRetryArmed
                 }

@@ -8,6 +8,7 @@ import Synchronization
 /// connection, so it cannot fill the disk and stop the relay. Refusals of requests keep a
 /// row each.
 final class RefusalTally: Sendable {
+    /// What one row counts: refusals of one reason, from one source, on one listener.
     struct Key: Hashable, Sendable {
         /// nil: every source past `maxSources` in this interval.
         var source: ClientSource?
@@ -16,6 +17,7 @@ final class RefusalTally: Sendable {
         var status: Int?
     }
 
+    /// How many, and over what span of time.
     struct Count: Sendable {
         var connections = 0
         var firstMicros = Int64.max

@@ -34,7 +34,8 @@ final class ConnectionAuthenticator: @unchecked Sendable {
 
     func authenticate(_ request: ProxyAuthRequest, completion: @escaping Completion) {
         // No hop when already on the loop: a wake-up per tunnel costs more than the check.
-        let answer: Completion = { [loop] outcome in
+        let answer: Completion = { [loop, shared] outcome in
+            let outcome = Self.naming(outcome, accountsIn: shared.store)
             if loop.inLoop { completion(outcome) } else { loop.execute { completion(outcome) } }
         }
         if shared.isLocked(principal: nil, source: source) {
@@ -358,6 +359,15 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     }
 
     // MARK: Outcomes
+
+    /// Marks a refusal whose claimed name is an account of the user store, the one kind of
+    /// claimed name the trail records as it is.
+    private static func naming(_ outcome: ProxyAuthOutcome, accountsIn store: (any CredentialStore)?) -> ProxyAuthOutcome {
+        guard case .refused(var refusal) = outcome, let name = refusal.claimedPrincipal,
+              store?.hasAccount(name) == true else { return outcome }
+        refusal.claimedIsAccount = true
+        return .refused(refusal)
+    }
 
     /// Records the result for lockouts and turns it into the session's outcome.
     private static func settle(_ shared: ProxyAuthenticator, _ failure: ReasonCode?, user: String?,

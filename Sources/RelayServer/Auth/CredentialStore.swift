@@ -12,6 +12,8 @@ protocol CredentialStore: Sendable {
     func userForUserhash(_ userhash: String, realm: String, algorithm: DigestAlgorithm) -> String?
     /// The stored name and NT hash for an NTLM user name (compared case-insensitively).
     func ntHash(user: String) -> (name: String, hash: [UInt8])?
+    /// Whether `user` names an account, as Basic and Digest name it or as NTLM folds it.
+    func hasAccount(_ user: String) -> Bool
     /// Moves whenever users or passwords change, so caches of verified logins drop out.
     var generation: UInt64 { get }
 }

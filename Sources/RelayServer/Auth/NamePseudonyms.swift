@@ -20,11 +20,13 @@ public final class NamePseudonyms: Sendable {
 
     private let hmac: KeyedHMAC
 
-    /// The pseudonyms of the installation whose state directory is `stateDir`, creating its
-    /// key (32 random bytes, 0600) on first use.
-    public init(stateDir: String) throws(UserStoreError) {
+    /// The pseudonyms of the installation whose state directory is `stateDir`. The daemon
+    /// creates the key (32 random bytes, 0600) on first use (`create`); a reviewer's command
+    /// only reads it, so it never leaves behind a key the daemon's user cannot read.
+    public init(stateDir: String, create: Bool) throws(UserStoreError) {
         let path = stateDir + "/" + Self.fileName
-        hmac = KeyedHMAC(key: try Self.loadOrCreateKey(path))
+        if create { try Self.createKeyIfMissing(path) }
+        hmac = KeyedHMAC(key: try Self.readKey(path))
     }
 
     /// `unknown:` and 24 hex digits for `name`.
@@ -33,21 +35,27 @@ public final class NamePseudonyms: Sendable {
         return Self.prefix + AuthHex.encode(Array(mac.prefix(12)))
     }
 
-    private static func loadOrCreateKey(_ path: String) throws(UserStoreError) -> [UInt8] {
-        let made = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if made >= 0 {
-            let key = AuthCrypto.randomBytes(count: 32)
-            let written = key.withUnsafeBytes { write(made, $0.baseAddress, $0.count) }
-            close(made)
-            guard written == key.count else {
-                unlink(path)
-                throw UserStoreError(code: UserStoreError.Code.keyInvalid, message: "cannot write \(path)")
-            }
-            return key
+    /// Writes a fresh key beside `path` and links it into place, so the key file is never
+    /// seen empty or half written; a key someone else linked first is kept.
+    private static func createKeyIfMissing(_ path: String) throws(UserStoreError) {
+        guard access(path, F_OK) != 0 else { return }
+        var template = Array((path + ".XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw UserStoreError(code: UserStoreError.Code.keyMissing, message: "cannot create a key beside \(path): \(String(cString: strerror(errno)))")
         }
-        guard errno == EEXIST else {
-            throw UserStoreError(code: UserStoreError.Code.keyMissing, message: "cannot create \(path): \(String(cString: strerror(errno)))")
+        let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        defer { unlink(temporary) }
+        let key = AuthCrypto.randomBytes(count: 32)
+        let written = key.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == key.count, synced, link(temporary, path) == 0 || errno == EEXIST else {
+            throw UserStoreError(code: UserStoreError.Code.keyInvalid, message: "cannot write \(path): \(String(cString: strerror(errno)))")
         }
+    }
+
+    private static func readKey(_ path: String) throws(UserStoreError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             throw UserStoreError(code: UserStoreError.Code.keyMissing, message: "cannot read \(path): \(String(cString: strerror(errno)))")

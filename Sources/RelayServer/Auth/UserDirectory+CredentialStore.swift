@@ -9,6 +9,10 @@ extension UserDirectory: CredentialStore {
         }
     }
 
+    func hasAccount(_ user: String) -> Bool {
+        basicVerifier(for: user) != nil || ntlmAccount(user: user) != nil
+    }
+
     func ntHash(user: String) -> (name: String, hash: [UInt8])? {
         ntlmAccount(user: user).map { ($0.name, $0.ntHash) }
     }

@@ -67,11 +67,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     var stalledSince: UInt64? {
-        switch (toClient.stalledSince, toUpstream?.stalledSince) {
-        case let (one?, other?): return min(one, other)
-        case let (one?, nil), let (nil, one?): return one
-        case (nil, nil): return nil
-        }
+        earliest(toClient.stalledSince, toUpstream?.stalledSince)
     }
 
     func stallTimedOut() {
@@ -218,10 +214,9 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 startTunnel(tunnel, established: established, leftover: leftover)
             case .authenticate(let request):
                 authenticate(request)
-            case .countRefusal(let reason):
+            case .countRefusal(let reason, let status):
                 if let source = identity.source {
-                    context.shared.refusals.count(reason, status: reason.refusalStatus, source: source,
-                                                  listener: identity.listener)
+                    context.shared.refusals.count(reason, status: status, source: source, listener: identity.listener)
                 }
             case .startHeaderTimer:
                 headerTimer = context.loop.scheduleTimer(after: settings.timeouts.header) { [self] in

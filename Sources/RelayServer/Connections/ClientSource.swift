@@ -60,9 +60,4 @@ final class SourceConnectionCounts: Sendable {
             counts[source] = now > 1 ? now - 1 : nil
         }
     }
-
-    /// Open connections from `source` (for tests and metrics).
-    func count(_ source: ClientSource) -> Int {
-        counts.withLock { $0[source, default: 0] }
-    }
 }

@@ -54,10 +54,6 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         end(.idleTimeout)
     }
 
-    /// Nothing is queued before the relay starts.
-    var stalledSince: UInt64? { nil }
-
-    func stallTimedOut() {}
 
     /// The drain deadline passed while this attempt connected or waited for its commit (a
     /// pending commit's answer still settles the row before the trail closes).

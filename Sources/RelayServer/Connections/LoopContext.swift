@@ -16,6 +16,13 @@ protocol IdleTracked: AnyObject {
     func abortForShutdown()
 }
 
+extension IdleTracked {
+    /// Nothing queued, by default: only what relays bytes can stall.
+    var stalledSince: UInt64? { nil }
+
+    func stallTimedOut() {}
+}
+
 /// The state one event loop owns: its pipe pool, its read buffer, the connections on it.
 /// Loop-confined: touched only on `loop`'s thread.
 final class LoopContext: @unchecked Sendable {

@@ -117,9 +117,7 @@ final class ServerShared: Sendable {
     /// with the limit, so ops see the cause and not only its refusals.
     func noteOutOfDescriptors() {
         guard Self.firstThisSecond(descriptorNoticeSecond) else { return }
-        var limit = rlimit()
-        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        logger.log(.error, "out of file descriptors (RLIMIT_NOFILE \(limit.rlim_cur), \(activeConnections) connections): "
+        logger.log(.error, "out of file descriptors (RLIMIT_NOFILE \(DescriptorBudget.softLimit), \(activeConnections) connections): "
                    + "refusing with 503 \(ReasonCode.outOfDescriptors.rawValue); lower max-connections or raise LimitNOFILE=")
     }
 

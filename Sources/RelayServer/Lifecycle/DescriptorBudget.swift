@@ -2,9 +2,10 @@ import Glibc
 import RelayCore
 
 /// Whether `max-connections` fits in the process's descriptor limit (RLIMIT_NOFILE): each
-/// connection holds two sockets (client and upstream), each loop keeps up to
-/// `PipePool` idle pipes, and a tunnel moving bulk bytes borrows a pipe pair per busy
-/// direction. Past the limit the kernel refuses accepts and connects (EMFILE): the relay
+/// connection holds two sockets (client and upstream) and each loop keeps up to
+/// `idlePipesPerLoop` idle pipes. A tunnel moving bulk bytes also borrows a pipe per busy
+/// direction, which this count leaves out (they come and go with the traffic): the
+/// budget is the least the limit must hold. Past the limit the kernel refuses accepts and connects (EMFILE): the relay
 /// then answers `503 out-of-descriptors`, but ops should hear of it at start, not under load.
 public enum DescriptorBudget {
     /// Descriptors the process holds besides its connections: listeners, epoll and wake-up
@@ -22,8 +23,7 @@ public enum DescriptorBudget {
     /// nginx's and haproxy's start-up do); returns the limit in force afterwards.
     @discardableResult
     public static func raiseSoftLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        guard var limit = current() else { return 0 }
         if limit.rlim_cur < limit.rlim_max {
             var raised = limit
             raised.rlim_cur = limit.rlim_max
@@ -32,11 +32,15 @@ public enum DescriptorBudget {
         return Int(clamping: limit.rlim_cur)
     }
 
+    /// The descriptor limit in force now (the soft one).
+    public static var softLimit: Int { current().map { Int(clamping: $0.rlim_cur) } ?? 0 }
+
     /// The descriptor limit a raise can reach: the hard limit.
-    public static var hardLimit: Int {
+    public static var hardLimit: Int { current().map { Int(clamping: $0.rlim_max) } ?? 0 }
+
+    private static func current() -> rlimit? {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        return Int(clamping: limit.rlim_max)
+        return getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? limit : nil
     }
 
     /// A warning when `config` needs more descriptors than `limit`; nil when it fits.

@@ -8,6 +8,7 @@ import Synchronization
 /// connections they accepted go on), the rest kept with their sockets, so a reload never
 /// leaves open a port the config no longer names and never drops a client in a backlog.
 final class ListenerSet: Sendable {
+    /// What a listener speaks: HTTP proxy, or a static forward's raw TCP.
     enum Kind: Equatable, Sendable {
         case proxy
         case forward
@@ -73,6 +74,11 @@ final class ListenerSet: Sendable {
     /// would need the old socket closed before the new one is bound.
     func prepare(_ config: RelayConfig) throws -> Change {
         try prepare(config, current: all)
+    }
+
+    /// Drops a prepared change that will not be made: closes the listeners it bound.
+    func abandon(_ change: Change) {
+        for entry in change.added { entry.listener.stop() }
     }
 
     /// Makes `change` the listener set. The caller starts the added and stops the removed.

@@ -164,18 +164,23 @@ import Testing
         #expect(bodies[0].hasSuffix("\r\n\r\nauth-failed\n"))
     }
 
-    /// A name no account has may be a password typed in the wrong field: its row records
-    /// the settings' pseudonym; the name of an account that exists stays readable.
-    @Test func anUnknownNameIsRecordedAsItsPseudonym() throws {
-        for (reason, recorded) in [(ReasonCode.unknownUser, "unknown:of(hunter2)"), (.badPassword, "hunter2")] {
+    /// A name not known to be an account may be a password typed in the wrong field: its row
+    /// records the settings' pseudonym, whatever the reason; an account's name stays readable.
+    @Test func aNameNotKnownAsAnAccountIsRecordedAsItsPseudonym() throws {
+        for (reason, isAccount, recorded) in [(ReasonCode.unknownUser, false, "unknown:of(hunter2)"),
+                                              (.badPassword, false, "unknown:of(hunter2)"),
+                                              (.tooManyAttempts, false, "unknown:of(hunter2)"),
+                                              (.badPassword, true, "hunter2"), (.lockedOut, true, "hunter2")] {
             var settings = try ProxySessionTests.settings()
             settings.requiresAuth = true
             settings.unknownNamePseudonym = { "unknown:of(\($0))" }
             var session = ProxySession(settings: settings)
             _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
-            let actions = session.handle(.authFinished(.refused(ProxyAuthRefusal(reason: reason, claimedPrincipal: "hunter2", scheme: "Basic",
-                                                                                 challenges: ["Basic realm=\"r\""]))), now: 2)
-            #expect(ProxySessionTests.auditEntries(actions).first?.principal == recorded)
+            var refusal = ProxyAuthRefusal(reason: reason, claimedPrincipal: "hunter2", scheme: "Basic",
+                                           challenges: ["Basic realm=\"r\""])
+            refusal.claimedIsAccount = isAccount
+            let actions = session.handle(.authFinished(.refused(refusal)), now: 2)
+            #expect(ProxySessionTests.auditEntries(actions).first?.principal == recorded, "\(reason) \(isAccount)")
         }
     }
 

@@ -425,11 +425,12 @@ import Testing
         #expect(start == [.startHeaderTimer])
         let actions = session.handle(.headerTimeout, now: 10)
         #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 408") == true)
-        #expect(actions.first == .countRefusal(.headerTimeout))
+        #expect(actions.first == .countRefusal(.headerTimeout, status: 408))
         #expect(Self.auditEntries(actions).isEmpty)
 
         var idle = ProxySession(settings: try Self.settings())
-        #expect(idle.handle(.headerTimeout, now: 10) == [.countRefusal(.headerTimeout), .closeClient])
+        #expect(idle.handle(.headerTimeout, now: 10) == [.countRefusal(.headerTimeout, status: nil), .closeClient],
+                "closed without an answer: counted with no status")
     }
 
     @Test func oversizedHeadIsRefusedWithoutWaitingForItsEnd() throws {

@@ -37,6 +37,7 @@ import Testing
         }
         func userForUserhash(_ userhash: String, realm: String, algorithm: DigestAlgorithm) -> String? { nil }
         func ntHash(user: String) -> (name: String, hash: [UInt8])? { nil }
+        func hasAccount(_ user: String) -> Bool { users.withLock { $0[user] != nil } }
         var generation: UInt64 { version.load(ordering: .relaxed) }
     }
 
@@ -250,6 +251,20 @@ import Testing
 
     /// A name no account has may be a password typed in the wrong field: its failures count
     /// against the source only, so no `locked-out` refusal ever carries that name.
+    /// Only a claimed name the user store holds is marked an account, whatever the reason.
+    @Test func refusalsMarkOnlyStoreAccountsAsAccounts() throws {
+        let shared = try Self.authenticator(CountingStore())
+        let client = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.8.8.8:1")
+        for (user, isAccount) in [("alice", true), ("hunter2", false)] {
+            guard case .refused(let refusal) = Self.run(client, Self.basic(user, "wrong")) else {
+                Issue.record("\(user) was not refused")
+                continue
+            }
+            #expect(refusal.claimedPrincipal == user)
+            #expect(refusal.claimedIsAccount == isAccount, "\(user)")
+        }
+    }
+
     @Test func unknownNamesCountAgainstTheirSourceOnly() throws {
         let shared = try Self.authenticator(CountingStore())
         let typo = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.7.7.7:1")
