@@ -110,13 +110,17 @@ extension IntegrationSuite {
             }
         }
 
-        /// A tunnel whose upstream sends a 1 MiB reply and closes without reading; once the
+        /// A tunnel whose upstream sends a 256 KiB reply and closes without reading; once the
         /// reply and its FIN have reached the relay, `client` writes what makes the closed
         /// upstream answer with a reset. The client must then read the whole reply and a
-        /// clean EOF, not a reset.
+        /// clean EOF, not a reset. (The reply must fit what the relay and the client's socket
+        /// take before the client reads: a server's reset also drops what it had not sent
+        /// yet, through a relay or not; the relay holds back at most a pipe's worth of unsent
+        /// bytes per socket.)
         static func expectWholeReplyAfterUpstreamReset(seed: UInt64,
-                                                       client: (TestSocket, RelayProcess, UInt16) throws -> Void) throws {
-            let reply = PatternBytes.make(count: 1 << 20, seed: seed)
+                                                       client: (TestSocket, RelayProcess, UInt16) throws -> Void,
+                                                       afterwards: (RelayProcess, UInt16) -> Void = { _, _ in }) throws {
+            let reply = PatternBytes.make(count: 256 << 10, seed: seed)
             let server = try ReplyThenCloseServer(reply: reply)
             let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(server.port)"]))
             defer { relay.stop() }
@@ -130,6 +134,7 @@ extension IntegrationSuite {
             }
             #expect(received == reply.count)
             #expect(hasher.finalHex() == SHA256Hasher.hex(reply))
+            afterwards(relay, server.port)
         }
 
         /// The other way round: the upstream replied and closed, and the client's late write
@@ -137,11 +142,13 @@ extension IntegrationSuite {
         /// and an orderly end, not a reset.
         @Test("an upstream that replied, closed, then reset a late client write: the client still gets the reply and a clean EOF")
         func upstreamResetAfterItsReply() throws {
-            try Self.expectWholeReplyAfterUpstreamReset(seed: 9) { socket, relay, port in
+            try Self.expectWholeReplyAfterUpstreamReset(seed: 9, client: { socket, _, _ in
                 try socket.write("late")
+            }, afterwards: { relay, port in
+                // The tunnel ends once the reply is delivered; its close row follows.
                 let close = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(port)"])
                 #expect(close.count == 1, "audit:\n\(relay.audit.dump())")
-            }
+            })
         }
 
         /// As above, with the client still uploading when the upstream's reset comes: the

@@ -1044,6 +1044,10 @@ public struct ProxySession {
         }
         upstream = nil
         state = .closed
+        // A tunnel that never opened is no tunnel: its place goes back now, not when the
+        // socket is finally closed (a refused client is read until it closes, for seconds).
+        quotaPlace?.release()
+        quotaPlace = nil
         actions.append(exchange?.responseHeadSent == true ? .resetClient : .closeClient)
     }
 

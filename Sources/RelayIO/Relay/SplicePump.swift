@@ -87,6 +87,9 @@ public final class SplicePump: @unchecked Sendable {
     @exclusivity(unchecked) private var completion: (@Sendable (SpliceResult) -> Void)?
     @exclusivity(unchecked) private var released: (@Sendable () -> Void)?
     @exclusivity(unchecked) private var ended = false
+    /// How the relay ends once the direction still delivering is done: set when a side that
+    /// had ended its own stream in order then reset (see `deliverBeforeEnding`).
+    @exclusivity(unchecked) private var endAfterDelivery: (end: SpliceResult.End, cause: Int32)?
     @exclusivity(unchecked) private var registrationA: IORegistration?
     @exclusivity(unchecked) private var registrationB: IORegistration?
     /// Monotonic nanoseconds of the last event that moved bytes (for idle sweeps).
@@ -94,13 +97,13 @@ public final class SplicePump: @unchecked Sendable {
 
     /// Takes ownership of both fds. `initialBytesAtoB`/`initialBytesBtoA` are written before
     /// anything spliced (e.g. a pipelined TLS ClientHello, and the `200` for the client).
-    /// `setNoDelay`: turn Nagle off on both sockets, for callers that did not already (a
-    /// relay forwards segments as they come; batching them only adds latency).
+    /// `tuneSockets`: `SocketOptions.tuneForRelay` both sockets, for callers that did not
+    /// already.
     public init(a: Int32, b: Int32, loop: EventLoop, pipes: PipePool,
-                initialBytesAtoB: [UInt8] = [], initialBytesBtoA: [UInt8] = [], setNoDelay: Bool = false) {
-        if setNoDelay {
-            SocketOptions.setInt(a, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            SocketOptions.setInt(b, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+                initialBytesAtoB: [UInt8] = [], initialBytesBtoA: [UInt8] = [], tuneSockets: Bool = false) {
+        if tuneSockets {
+            SocketOptions.tuneForRelay(a)
+            SocketOptions.tuneForRelay(b)
         }
         self.a = a
         self.b = b
@@ -359,7 +362,8 @@ public final class SplicePump: @unchecked Sendable {
         }
         if aToB.finished && bToA.finished {
             // Both ways are done: the close right after sends the FIN anyway.
-            end(.bothClosed)
+            let (ending, cause) = endAfterDelivery ?? (.bothClosed, 0)
+            end(ending, cause: cause)
         } else {
             _ = shutdown(direction.to, Int32(SHUT_WR))
             updateInterest()
@@ -382,9 +386,16 @@ public final class SplicePump: @unchecked Sendable {
         return true
     }
 
-    /// The receiving side refused bytes: it is gone (EPIPE, ECONNRESET).
+    /// The receiving side refused bytes: it is gone. EPIPE says it had closed in order first
+    /// (Linux reports a reset that comes after the peer's FIN as EPIPE, one in mid-stream as
+    /// ECONNRESET): a server that replied and closed resets the request bytes that come
+    /// after, and what it sent may still be on its way, so its own direction goes on to its
+    /// end first. A reset in mid-stream ends the relay at once.
     private func failWrite(_ direction: Direction, errno code: Int32) {
-        end(direction.isAtoB ? .resetByB : .resetByA, cause: code)
+        let reset: SpliceResult.End = direction.isAtoB ? .resetByB : .resetByA
+        let incoming = direction.isAtoB ? bToA : aToB
+        guard code == EPIPE, !incoming.finished else { return end(reset, cause: code) }
+        deliverBeforeEnding(incoming, dropping: direction, as: reset, cause: code)
     }
 
     private func end(_ end: SpliceResult.End, cause: Int32 = 0) {
@@ -411,6 +422,28 @@ public final class SplicePump: @unchecked Sendable {
             break
         }
         finishEnded(end)
+    }
+
+    /// The side `delivering` reads from refused bytes (a reset): `dropping`, the direction
+    /// towards it, stops and its bytes are dropped, while what that side sent is read and
+    /// delivered to its end. If that end is its FIN (it had closed in order, and reset only
+    /// what came after), the relay ends as `end` and the other side gets a FIN after the
+    /// whole reply, not a reset that would cost a slow reader its end; if the read meets the
+    /// reset instead, the other side is reset then (`end`).
+    private func deliverBeforeEnding(_ delivering: Direction, dropping: Direction, as end: SpliceResult.End,
+                                     cause: Int32) {
+        endAfterDelivery = (end, cause)
+        dropping.finished = true
+        dropping.reading = false
+        dropping.waitingWritable = false
+        dropping.unsent = []
+        dropping.unsentOffset = 0
+        if let pipe = dropping.pipe {
+            pipes.discard(pipe)
+            dropping.pipe = nil
+            dropping.inPipe = 0
+        }
+        updateInterest()
     }
 
     /// The relay itself cuts the stream (`abort`, a failure that is not the peer's reset):

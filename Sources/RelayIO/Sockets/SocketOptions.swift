@@ -23,6 +23,15 @@ enum SocketOptions {
         }
     }
 
+    /// Nagle off (a relay forwards segments as they come; batching them only adds latency),
+    /// and at most a pipe's worth of bytes the peer has not been sent waiting in the send
+    /// buffer (TCP_NOTSENT_LOWAT): a peer that stops reading then pins about that much of
+    /// the relay's memory, not the megabytes the kernel's autotuning grows a buffer to.
+    static func tuneForRelay(_ fd: Int32) {
+        setInt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        setInt(fd, Int32(IPPROTO_TCP), TCP_NOTSENT_LOWAT, PipePool.pipeSize)
+    }
+
     /// Abortive close on the next close(2): the peer sees a reset, not an orderly end.
     static func setLinger0(_ fd: Int32) {
         var option = linger(l_onoff: 1, l_linger: 0)

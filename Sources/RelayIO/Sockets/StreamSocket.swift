@@ -115,8 +115,9 @@ public final class StreamSocket: @unchecked Sendable {
         _ = shutdown(fd, Int32(SHUT_WR))
     }
 
-    public func setNoDelay() {
-        SocketOptions.setInt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+    /// See `SocketOptions.tuneForRelay`: Nagle off, unsent bytes in the kernel bounded.
+    public func tuneForRelay() {
+        SocketOptions.tuneForRelay(fd)
     }
 
     /// The next close sends a reset: used to pass an upstream's reset on to the client.

@@ -52,7 +52,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     func start() {
-        client.setNoDelay()
+        client.tuneForRelay()
         context.track(self)
         toClient.onError = { [self] _ in clientFailed(.clientReset) }
         toClient.onDrained = { [self] in drained() }
@@ -269,7 +269,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                     return
                 }
                 let socket = StreamSocket(fd: fd, loop: context.loop)
-                socket.setNoDelay()
+                socket.tuneForRelay()
                 let writer = BufferedWriter(socket: socket)
                 writer.onError = { [self] _ in deliver(.upstreamFailed) }
                 writer.onDrained = { [self] in updateInterest() }

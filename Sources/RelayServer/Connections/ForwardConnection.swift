@@ -169,7 +169,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         // The client's first bytes most likely arrived while the upstream connected.
         TunnelRelay(context: context, clientFD: fd, upstreamFD: upstream, clientLeftover: [],
                     toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity,
-                    setNoDelay: true, readClientFirst: true).start()
+                    tuneSockets: true, readClientFirst: true).start()
     }
 
     /// Ends the attempt before any byte was relayed: closes both sides, then records why (or,

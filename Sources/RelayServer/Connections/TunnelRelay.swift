@@ -19,10 +19,10 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
     /// The client has most likely spoken already: read it at once (`SplicePump.start`).
     private let readClientFirst: Bool
 
-    /// `setNoDelay`: the sockets come straight from accept/connect (static forwards) rather
+    /// `tuneSockets`: the sockets come straight from accept/connect (static forwards) rather
     /// than from a proxy connection that already tuned them.
     init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
-         tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, setNoDelay: Bool = false,
+         tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, tuneSockets: Bool = false,
          quotaPlace: TunnelQuotaPlace? = nil, readClientFirst: Bool = false) {
         self.context = context
         self.readClientFirst = readClientFirst
@@ -33,7 +33,7 @@ final class TunnelRelay: @unchecked Sendable, IdleTracked {
         self.relayBytesToClient = UInt64(toClientFirst.count)
         self.pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
                                initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
-                               setNoDelay: setNoDelay)
+                               tuneSockets: tuneSockets)
     }
 
     var lastActivity: UInt64 { pump.lastActivity }

@@ -246,6 +246,24 @@ import Testing
         #expect(connect(Self.alice).1.contains { if case .connect = $0 { return true } else { return false } })
     }
 
+    /// A CONNECT refused after it took its place (every address refused) gives the place
+    /// back as the session ends, while the refused client may still be read to its close.
+    @Test func aTunnelThatNeverOpenedGivesItsPlaceBackAtOnce() throws {
+        let quota = TunnelQuota(limit: 1)
+        var settings = try ProxySessionTests.settings()
+        settings.requiresAuth = true
+        settings.tunnelQuota = quota
+        var session = ProxySession(settings: settings)
+        _ = ProxySessionTests.feed(&session, ProxySessionTests.bytes("CONNECT 10.9.1.1:443 HTTP/1.1\r\nHost: 10.9.1.1:443\r\nProxy-Authorization: Basic QQ==\r\n\r\n"))
+        _ = session.handle(.authFinished(.granted(Self.alice, scope: .sameCredentials)), now: 2)
+        _ = session.handle(.auditCommitted, now: 3)
+        #expect(quota.openCount(NTLMUserName.comparisonKey("alice")) == 1)
+        let refused = session.handle(.upstreamConnectFailed(.upstreamRefused), now: 4)
+        #expect(ProxySessionTests.refusalBody(refused)?.hasPrefix("HTTP/1.1 502 ") == true)
+        #expect(quota.openCount(NTLMUserName.comparisonKey("alice")) == 0)
+        #expect(session.takeTunnelQuotaPlace() == nil, "nothing left for the driver to give back twice")
+    }
+
     @Test func digestStyleRequestScopeIsVerifiedEveryTime() throws {
         var session = try Self.session()
         let request = "CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\nProxy-Authorization: Digest x=1\r\n\r\n"

@@ -17,10 +17,11 @@ final class PumpHarness: @unchecked Sendable {
     private let peerAClosed = Shared(false)
     private let peerBClosed = Shared(false)
 
-    init(initialAtoB: [UInt8] = [], initialBtoA: [UInt8] = [], peerBReceiveBuffer: Int32? = nil) throws {
+    init(initialAtoB: [UInt8] = [], initialBtoA: [UInt8] = [], peerBReceiveBuffer: Int32? = nil,
+         peerAReceiveBuffer: Int32? = nil, localASendBuffer: Int32? = nil, localBReceiveBuffer: Int32? = nil) throws {
         loop = group.next()
-        let a = try LoopbackPair.make()
-        let b = try LoopbackPair.make(peerReceiveBuffer: peerBReceiveBuffer)
+        let a = try LoopbackPair.make(peerReceiveBuffer: peerAReceiveBuffer, localSendBuffer: localASendBuffer)
+        let b = try LoopbackPair.make(peerReceiveBuffer: peerBReceiveBuffer, localReceiveBuffer: localBReceiveBuffer)
         peerA = a.peer
         peerB = b.peer
         pump = SplicePump(a: a.local, b: b.local, loop: loop, pipes: pipes,
@@ -42,6 +43,12 @@ final class PumpHarness: @unchecked Sendable {
     /// B's peer closes abortively (SO_LINGER 0): its kernel sends a reset.
     func resetPeerB() {
         Peer.setLinger0(peerB)
+        Glibc.close(peerB)
+        peerBClosed.update { $0 = true }
+    }
+
+    /// B's peer closes in order (a FIN); data reaching it afterwards is answered with a reset.
+    func closePeerB() {
         Glibc.close(peerB)
         peerBClosed.update { $0 = true }
     }
@@ -285,6 +292,43 @@ extension RelayIOSuite {
             #expect(harness.lentPipes == 0)
             harness.loop.sync { harness.pump.abort() }
             #expect(harness.completions.value == 1)
+        }
+
+        /// B replies, closes in order and then resets the bytes A sends late, while its reply
+        /// is still on its way to a slow reader A: A gets the whole reply and a FIN, not a
+        /// reset that would cost it the end of the reply.
+        @Test func aResetAfterBsFinStillDeliversItsReplyToASlowReader() throws {
+            // A's side takes little; B's side of the relay takes the whole reply into its
+            // receive queue, so the reply has left B before B closes.
+            let harness = try PumpHarness(peerAReceiveBuffer: 32 * 1024, localASendBuffer: 32 * 1024,
+                                          localBReceiveBuffer: 1 << 20)
+            defer { harness.close() }
+            harness.start()
+            let (peerA, peerB) = (harness.peerA, harness.peerB)
+            let reply = Pattern.bytes(300 * 1024, seed: 21)
+            #expect(Peer.sendAll(peerB, reply) == 0)
+            // The whole reply has left B (the relay holds what A has not read), then B closes.
+            var queued: Int32 = 1
+            for _ in 0..<500 where queued > 0 {
+                _ = ioctl(peerB, UInt(TIOCOUTQ), &queued)
+                if queued > 0 { usleep(10_000) }
+            }
+            #expect(queued == 0)
+            harness.closePeerB()
+            usleep(50_000)
+            // A's late bytes reach the closed B, which answers with a reset.
+            for _ in 0..<3 {
+                _ = Peer.sendAll(peerA, Array("late".utf8))
+                usleep(50_000)
+            }
+            #expect(harness.result.peek == nil, "the relay waits for A to take the reply")
+            let got = Peer.receive(peerA, expected: reply)
+            #expect(got.count == reply.count)
+            #expect(got.firstMismatch == nil)
+            #expect(got.end == .eof, "a FIN after the whole reply, not a reset")
+            let result = try #require(harness.result.wait())
+            #expect(result.end == .resetByB)
+            #expect(result.bytesBtoA == UInt64(reply.count))
         }
 
         @Test func anIdleTunnelHoldsNoPipe() throws {

@@ -253,7 +253,8 @@ struct LoopbackPair {
 
     /// `peerReceiveBuffer`/`localSendBuffer` shrink the kernel buffers (set before the
     /// handshake so the window follows) to make backpressure appear after a few KiB.
-    static func make(peerReceiveBuffer: Int32? = nil, localSendBuffer: Int32? = nil) throws -> LoopbackPair {
+    static func make(peerReceiveBuffer: Int32? = nil, localSendBuffer: Int32? = nil,
+                     localReceiveBuffer: Int32? = nil) throws -> LoopbackPair {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw IOError("socket", errno: errno) }
         defer { close(listener) }
@@ -281,6 +282,8 @@ struct LoopbackPair {
         _ = fcntl(local, F_SETFL, fcntl(local, F_GETFL) | O_NONBLOCK)
         _ = fcntl(local, F_SETFD, FD_CLOEXEC)
         if let size = localSendBuffer { Peer.setInt(local, SOL_SOCKET, SO_SNDBUF, size) }
+        // Forced past net.core.rmem_max (the tests run as root), so the queue really takes it.
+        if let size = localReceiveBuffer { Peer.setInt(local, SOL_SOCKET, SO_RCVBUFFORCE, size) }
         return LoopbackPair(peer: peer, local: local)
     }
 }
