@@ -95,12 +95,7 @@ extension IntegrationSuite {
                 server 127.0.0.1:\(echo.port)
                 """)
             defer { relay.stop() }
-            let tunnel = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(echo.port)")
-            let forwarded = try TestSocket.connect(port: relay.forwardPorts[0])
-            for socket in [tunnel, forwarded] {
-                try socket.write("ping")
-                #expect(try socket.readExactly(4) == Array("ping".utf8))
-            }
+            let (tunnel, forwarded) = try ProxyClient.relayingTunnelAndForward(relay, echoPort: echo.port)
             kill(relay.pid, SIGTERM)
             #expect(StreamEnd.read(tunnel) == .reset)
             #expect(StreamEnd.read(forwarded) == .reset)

@@ -19,12 +19,8 @@ extension IntegrationSuite {
                 """
             let audit = AuditDB(path: state.path + "/state/audit.db")
             let killed = try RelayProcess(config: config)
-            let tunnel = try ProxyClient.tunnel(relayPort: killed.proxyPort, authority: "127.0.0.1:\(echo.port)")
-            let forwarded = try TestSocket.connect(port: killed.forwardPorts[0])
-            for socket in [tunnel, forwarded] {
-                try socket.write("ping")
-                #expect(try socket.readExactly(4) == Array("ping".utf8))
-            }
+            let streams = try ProxyClient.relayingTunnelAndForward(killed, echoPort: echo.port)
+            defer { streams.tunnel.close(); streams.forwarded.close() }
             kill(killed.pid, SIGKILL)
             killed.stop()
             #expect(try audit.events(where: "event IN ('tunnel-close', 'forward-close')").isEmpty)

@@ -69,6 +69,19 @@ enum ProxyClient {
         return response
     }
 
+    /// A CONNECT tunnel and a connection to the relay's first static forward, both to the
+    /// echo server on `echoPort`, each proven to relay (a `ping` comes back): two streams
+    /// whose open rows are stored.
+    static func relayingTunnelAndForward(_ relay: RelayProcess, echoPort: UInt16) throws -> (tunnel: TestSocket, forwarded: TestSocket) {
+        let tunnel = try ProxyClient.tunnel(relayPort: relay.proxyPort, authority: "127.0.0.1:\(echoPort)")
+        let forwarded = try TestSocket.connect(port: relay.forwardPorts[0])
+        for socket in [tunnel, forwarded] {
+            try socket.write("ping")
+            guard try socket.readExactly(4) == Array("ping".utf8) else { throw HarnessError("the echo did not come back") }
+        }
+        return (tunnel, forwarded)
+    }
+
     /// Sends `request` on a fresh connection and reads the answer; for refusals the relay
     /// must then close, which `expectClose` checks (bounded by the socket timeout).
     static func exchange(relayPort: UInt16, _ request: [UInt8]) throws -> (RawResponse, TestSocket) {
