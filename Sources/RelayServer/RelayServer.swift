@@ -11,6 +11,8 @@ import Synchronization
 /// drain (bounded by `drain-timeout`) → abort what is left → flush audit.
 public final class RelayServer: Sendable {
     private let configPath: String?
+    /// The state directory this process holds (trail, lock, keys): a reload cannot move it.
+    private let stateDir: String
     private let logger: RelayLog
     private let group: EventLoopGroup
     private let contexts: [LoopContext]
@@ -28,6 +30,7 @@ public final class RelayServer: Sendable {
     public init(config: RelayConfig, configPath: String?, logger: RelayLog) throws {
         self.configPath = configPath
         self.logger = logger
+        self.stateDir = config.stateDir
         try StateDirectory.prepare(config.stateDir)
         stateLock = try StateDirectory.lock(config.stateDir)
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
@@ -215,6 +218,9 @@ public final class RelayServer: Sendable {
         SystemdNotifier.notify("RELOADING=1")
         do {
             let config = try ConfigFileLoader.load(path: configPath)
+            guard config.stateDir == stateDir else {
+                throw ReloadRefusal("state-dir changes from \(stateDir) to \(config.stateDir): the audit trail and its lock stay where they are until a restart")
+            }
             let change = try listeners.prepare(config)
             let settings: RuntimeSettings
             do {

@@ -83,6 +83,18 @@ extension IntegrationSuite {
             #expect(rows.count == 1, "nothing relayed on the removed port after the reload")
         }
 
+        @Test("a reload that moves state-dir is refused: the trail and its lock stay until a restart")
+        func stateDirectoryCannotMove() throws {
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:1"]))
+            defer { relay.stop() }
+            try Self.reload(relay, relay.configText.replacingOccurrences(of: "state-dir \(relay.stateDir)",
+                                                                         with: "state-dir \(relay.directory.path)/moved"))
+            #expect(ReloadTests.waitForLog(relay, "reload refused", count: 1), "stderr:\n\(relay.stderr)")
+            #expect(relay.stderr.contains("state-dir changes from \(relay.stateDir)"), "\(relay.stderr)")
+            #expect(access(relay.directory.path + "/moved", F_OK) != 0, "nothing was made at the new place")
+            #expect(try ReloadTests.status(relay, "127.0.0.9:1") == 403)
+        }
+
         @Test("a listener that cannot be bound refuses the whole reload; nothing changes")
         func unbindableListenerRefusesTheReload() throws {
             let a = try GreetingServer("A")

@@ -22,7 +22,11 @@ public struct SpliceResult: Sendable, Equatable {
 /// direction, in the kernel, for bulk streams (small reads are copied, see below). Full
 /// duplex with half-close: EOF from A is passed on as shutdown(SHUT_WR) on B once A's bytes
 /// are delivered, while B → A keeps flowing. A reset on one side is passed on as a reset of
-/// the other.
+/// the other, except a reset after that side's own FIN: what it sent is still delivered
+/// whole, then a FIN (see `deliverBeforeEnding`).
+///
+/// The process must ignore SIGPIPE: splice(2) into a socket its peer reset raises it
+/// (only send(2) can be told not to, and it is).
 ///
 /// Small reads are copied instead: a direction starts by recv(2)-ing into the loop's 16 KiB
 /// copy buffer and send(2)-ing it on, which for a request or a reply costs less than two
@@ -69,6 +73,9 @@ public final class SplicePump: @unchecked Sendable {
         /// `from` reported an error while this direction was held back: its entry left
         /// epoll, so the error is acted on when the direction finishes, if no read met it.
         @exclusivity(unchecked) var failedWhileHeld = false
+        /// Its receiver is gone (see `deliverBeforeEnding`): what `from` sends is read and
+        /// dropped, so a sender that writes before it reads is not left blocked.
+        @exclusivity(unchecked) var discards = false
 
         init(from: Int32, to: Int32, isAtoB: Bool, unsent: [UInt8]) {
             self.from = from
@@ -173,6 +180,7 @@ public final class SplicePump: @unchecked Sendable {
     private func pump(_ direction: Direction) {
         guard !ended, !direction.finished else { return }
         lastActivity = monotonicNanos()
+        if direction.discards { return discard(direction) }
         guard writeUnsent(direction) else { return updateInterest() }
         var rounds = 0
         while !ended {
@@ -294,6 +302,29 @@ public final class SplicePump: @unchecked Sendable {
         return false
     }
 
+    /// Reads and drops what `direction.from` sends while the other direction delivers; its
+    /// EOF stops the reading, its error (a reset) ends the relay as that side's reset.
+    private func discard(_ direction: Direction) {
+        let buffer = pipes.copyBuffer
+        for _ in 0..<Self.roundsPerEvent {
+            let received = recv(direction.from, buffer.baseAddress, buffer.count, 0)
+            if received > 0 { continue }
+            if received == 0 {
+                direction.reading = false
+                return updateInterest()
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN:
+                return updateInterest()
+            default:
+                let code = errno
+                return end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
+            }
+        }
+    }
+
     /// Writes the unsent bytes first; false while they are not all out.
     private func writeUnsent(_ direction: Direction) -> Bool {
         while direction.unsentOffset < direction.unsent.count {
@@ -360,10 +391,13 @@ public final class SplicePump: @unchecked Sendable {
             // A reset after the FIN (a read returns EOF, not the error, once FIN came).
             return end(direction.isAtoB ? .resetByA : .resetByB, cause: ECONNRESET)
         }
-        if aToB.finished && bToA.finished {
-            // Both ways are done: the close right after sends the FIN anyway.
-            let (ending, cause) = endAfterDelivery ?? (.bothClosed, 0)
+        if let (ending, cause) = endAfterDelivery {
+            // What the side that reset had sent is delivered: the other side gets it whole,
+            // then a FIN (it lingers, see `end`).
             end(ending, cause: cause)
+        } else if aToB.finished && bToA.finished {
+            // Both ways are done: the close right after sends the FIN anyway.
+            end(.bothClosed)
         } else {
             _ = shutdown(direction.to, Int32(SHUT_WR))
             updateInterest()
@@ -394,7 +428,7 @@ public final class SplicePump: @unchecked Sendable {
     private func failWrite(_ direction: Direction, errno code: Int32) {
         let reset: SpliceResult.End = direction.isAtoB ? .resetByB : .resetByA
         let incoming = direction.isAtoB ? bToA : aToB
-        guard code == EPIPE, !incoming.finished else { return end(reset, cause: code) }
+        guard code == EPIPE, !incoming.finished, endAfterDelivery == nil else { return end(reset, cause: code) }
         deliverBeforeEnding(incoming, dropping: direction, as: reset, cause: code)
     }
 
@@ -424,17 +458,17 @@ public final class SplicePump: @unchecked Sendable {
         finishEnded(end)
     }
 
-    /// The side `delivering` reads from refused bytes (a reset): `dropping`, the direction
-    /// towards it, stops and its bytes are dropped, while what that side sent is read and
-    /// delivered to its end. If that end is its FIN (it had closed in order, and reset only
-    /// what came after), the relay ends as `end` and the other side gets a FIN after the
-    /// whole reply, not a reset that would cost a slow reader its end; if the read meets the
-    /// reset instead, the other side is reset then (`end`).
+    /// The side `delivering` reads from refused bytes after its FIN (a reset): `dropping`,
+    /// the direction towards it, writes no more; what its sender sends is read and dropped
+    /// (`discard`), so a client that writes before it reads is not left blocked. What the
+    /// side that reset had sent is delivered to its FIN; then the relay ends as `end` and
+    /// the other side gets a FIN after the whole reply, not a reset that would cost a slow
+    /// reader its end. A read that meets the reset instead ends the relay with a reset then.
     private func deliverBeforeEnding(_ delivering: Direction, dropping: Direction, as end: SpliceResult.End,
                                      cause: Int32) {
         endAfterDelivery = (end, cause)
-        dropping.finished = true
-        dropping.reading = false
+        dropping.discards = true
+        dropping.reading = true
         dropping.waitingWritable = false
         dropping.unsent = []
         dropping.unsentOffset = 0

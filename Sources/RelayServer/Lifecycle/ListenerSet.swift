@@ -106,7 +106,7 @@ final class ListenerSet: Sendable {
                     continue
                 }
                 if address.port != 0, unmatched.contains(where: { $0.configured == address }) {
-                    throw ListenerSetError("\(address) changes from \(kind == .proxy ? "forward" : "proxy") to "
+                    throw ReloadRefusal("\(address) changes from \(kind == .proxy ? "forward" : "proxy") to "
                                            + "\(kind == .proxy ? "proxy" : "forward") listener: restart to apply")
                 }
                 let entry = Entry(kind: kind, configured: address, listener: try Self.bind(address),
@@ -127,14 +127,5 @@ final class ListenerSet: Sendable {
             throw IOError("listen \(address)", errno: EINVAL)
         }
         return try TCPListener.bind(socketAddress)
-    }
-}
-
-/// A reload that would change the listeners in a way that cannot be applied in place.
-struct ListenerSetError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }
