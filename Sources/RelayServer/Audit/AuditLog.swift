@@ -243,9 +243,12 @@ public final class AuditLog: Sendable {
     }
 
     /// True while given-up rows wait to be recorded (`audit-lost`): until then their
-    /// streams' open rows lack close rows.
+    /// streams' open rows lack close rows. Read on the audit queue, so a write of those
+    /// rows under way (they are out of the ledger while it runs) is waited for, not taken
+    /// for done. Never call it on the audit queue.
     public var hasUnrecordedLosses: Bool {
-        state.withLock { !$0.lost.isEmpty }
+        dispatchPrecondition(condition: .notOnQueue(queue))
+        return queue.sync { state.withLock { !$0.lost.isEmpty } }
     }
 
     // MARK: Streams left open
@@ -254,7 +257,7 @@ public final class AuditLog: Sendable {
     /// open row an earlier run left without one: it was killed, crashed or lost power before
     /// recording the ends of the streams it relayed. Returns how many. Call once, before the
     /// first `append`; the search starts after the last point where every stream was known
-    /// closed (`markAllStreamsClosed`), so a clean restart reads nothing.
+    /// closed (`markAllStreamsClosedUnlessRowsAreOwed`), so a clean restart reads nothing.
     public func closeStreamsLeftOpen() throws(AuditError) -> Int {
         let search = queue.sync { () -> Result<[(seq: Int64, record: AuditRecord)], AuditError> in
             Result { () throws(AuditError) in try writer.streamsLeftOpen(after: writer.closedThrough()) }
