@@ -122,13 +122,11 @@ public final class RelayServer: Sendable {
             shared.noteOutOfDescriptors()
             refuseBeforeRequest(fd, .outOfDescriptors, source: ClientSource(peer), listener: name, httpAnswer: httpAnswer)
         }
-        if let route = entry.route {
-            entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
-                let (forward, target) = route.value
+        let route = entry.route
+        entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
+            if let (forward, target) = route?.value {
                 acceptForward(fd, peer: peer, listener: name, forward: forward, target: target, on: contexts[loop.index])
-            }
-        } else {
-            entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
+            } else {
                 acceptProxy(fd, peer: peer, listener: name, on: contexts[loop.index])
             }
         }

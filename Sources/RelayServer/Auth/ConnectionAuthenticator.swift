@@ -463,9 +463,9 @@ final class ConnectionAuthenticator: @unchecked Sendable {
     /// counting single IPv6 addresses would give it a fresh allowance of guesses per address.
     static func lockoutSource(of address: String) -> String {
         let host = host(of: address)
-        guard host.utf8.contains(UInt8(ascii: ":")), let v6 = IPv6Address(text: host) else { return host }
-        if let v4 = v6.mappedIPv4 { return v4.description }
-        return IPv6Address(high: v6.high, low: 0).description + "/64"
+        // The same notion of a source as the connection limits count (`ClientSource`).
+        guard let peer = SocketAddress(ip: host, port: 0) else { return host }
+        return ClientSource(peer).description
     }
 
     /// `1.2.3.4:5678` → `1.2.3.4`; `[::1]:5678` → `::1`.
