@@ -36,13 +36,13 @@ public final class RelayServer: Sendable {
         self.auditLog = try AuditLog(path: config.stateDir + "/audit.db", synchronousFull: config.auditSync == .full)
         let leftOpen = try auditLog.closeStreamsLeftOpen()
         if leftOpen > 0 {
-            logger.log(.error, "audit: \(leftOpen) streams were left open by a relay that stopped without recording their end; "
+            logger.log(.warning, "audit: \(leftOpen) streams were left open by a relay that stopped without recording their end; "
                        + "closed as \(ReasonCode.relayCrashed.rawValue)")
         }
         let loopCount = Self.loopCount(config)
         let descriptorLimit = DescriptorBudget.raiseSoftLimit()
         if let warning = DescriptorBudget.warning(config, loops: loopCount, limit: descriptorLimit) {
-            logger.log(.error, "warning: \(warning)")
+            logger.log(.warning, "warning: \(warning)")
         }
         self.group = EventLoopGroup(count: loopCount)
         let tunnelQuota = TunnelQuota(limit: config.limits.maxTunnelsPerPrincipal)
@@ -109,7 +109,7 @@ public final class RelayServer: Sendable {
         for entry in listeners.all {
             startAccepting(entry)
         }
-        logger.log(.error, "ready listeners=\(listenAddresses.joined(separator: ","))")
+        logger.announce("ready listeners=\(listenAddresses.joined(separator: ","))")
         SystemdNotifier.notify("READY=1\nSTATUS=relaying")
     }
 
@@ -175,7 +175,7 @@ public final class RelayServer: Sendable {
         guard backlog < limits.maxAuditBacklog else {
             refuse(fd, .auditBacklog, httpAnswer: httpAnswer)
             if shared.countUnrecordedRefusal() {
-                logger.log(.notice, "audit backlog of \(backlog) rows: refusing new connections, counted until it drains")
+                logger.log(.warning, "audit backlog of \(backlog) rows: refusing new connections, counted until it drains")
             }
             return false
         }

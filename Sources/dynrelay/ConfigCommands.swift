@@ -13,7 +13,7 @@ enum CheckConfigCommand {
         // The daemon raises its soft limit to the hard one at start: judge against that.
         if let warning = DescriptorBudget.warning(config, loops: RelayServer.loopCount(config),
                                                   limit: DescriptorBudget.hardLimit) {
-            RelayLog.writeToStandardError("\(configPath): warning: \(warning)\n")
+            RelayLog.write(.warning, "\(configPath): warning: \(warning)\n")
         }
         exit(DynrelayCommand.ExitCode.ok.rawValue)
     }

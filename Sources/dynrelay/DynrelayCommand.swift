@@ -81,7 +81,7 @@ enum DynrelayCommand {
     static func fail(_ message: String, _ code: ExitCode) -> Never {
         var line = message
         if !line.hasSuffix("\n") { line += "\n" }
-        RelayLog.writeToStandardError(line)
+        RelayLog.write(.error, line)
         exit(code.rawValue)
     }
 }

@@ -25,14 +25,9 @@ enum ServeCommand {
         SignalLoop(server: server).wait()
     }
 
-    /// DYNRELAY_LOG=error|notice|info|debug (default notice: refusals, failures, lifecycle).
+    /// DYNRELAY_LOG=error|warning|notice|info|debug (default notice: refusals, failures, lifecycle).
     private static func logLevel() -> RelayLog.Level {
-        switch getenv("DYNRELAY_LOG").map({ String(cString: $0) }) {
-        case "error": return .error
-        case "info": return .info
-        case "debug": return .debug
-        default: return .notice
-        }
+        getenv("DYNRELAY_LOG").flatMap { RelayLog.Level(name: String(cString: $0)) } ?? .notice
     }
 }
 

@@ -85,6 +85,7 @@ enum UsersCommand {
             guard access(path, F_OK) == 0 else {
                 throw UserStoreError(code: UserStoreError.Code.noSuchUser, message: "no user '\(name)'")
             }
+            try requireOwnStateDirectory(settings.stateDir)
             let store = try UserStore(path: path, key: try settings.keySource.load())
             try store.delete(name: name)
             print("users: deleted \(name)")
@@ -95,6 +96,7 @@ enum UsersCommand {
             if invocation.action == .passwd, access(path, F_OK) != 0 {
                 throw UserStoreError(code: UserStoreError.Code.noSuchUser, message: "no user '\(name)'")
             }
+            try requireOwnStateDirectory(settings.stateDir)
             let password = try readPassword(for: name, fromStdin: invocation.passwordFromStdin)
             try prepareStateDirectory(settings.stateDir)
             let store = try UserStore(path: path, key: try settings.keySource.loadOrCreate())
@@ -155,6 +157,23 @@ enum UsersCommand {
         let line = readLine(fd: STDIN_FILENO)
         if haveSettings { _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved) }
         return line
+    }
+
+    /// Refuses to write into a state directory another user owns. The daemon runs as the
+    /// service's user (with the shipped unit a dynamic one), so a store or key file this
+    /// process creates there as root is one the daemon cannot read; systemd hands files
+    /// back to the service's user only when the directory itself changes hands. A missing
+    /// directory is fine: systemd gives the one this process makes to the service at start.
+    private static func requireOwnStateDirectory(_ path: String) throws(UserStoreError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        let me = geteuid()
+        guard info.st_uid != me else { return }
+        throw UserStoreError(code: UserStoreError.Code.open,
+                             message: "\(path) belongs to uid \(info.st_uid), not to uid \(me) running this, so the daemon "
+                                 + "could not read what this would write: run dynrelay users as the service's user, e.g. "
+                                 + "systemd-run --pty --wait --collect -p DynamicUser=yes -p User=dynrelay "
+                                 + "-p StateDirectory=dynrelay dynrelay users ... (docs/operations.md)")
     }
 
     private static func prepareStateDirectory(_ path: String) throws(UserStoreError) {

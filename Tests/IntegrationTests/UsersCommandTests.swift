@@ -102,6 +102,26 @@ extension IntegrationSuite {
             }
         }
 
+        @Test("a state directory another user owns is refused before anything is written, with what to run instead")
+        func foreignStateDirectory() throws {
+            let dir = try TempDirectory()
+            // Root can hand a directory to someone else; anyone else finds one root owns.
+            var state = "/"
+            if geteuid() == 0 {
+                state = dir.path + "/state"
+                try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+                #expect(chown(state, 65534, 65534) == 0)
+            }
+            let config = try dir.write("dynrelay.conf", "listen 127.0.0.1:0\nstate-dir \(state)\n")
+            let result = try Self.users(["add", "alice", "--password-stdin"], config: config, stdin: "pw\n")
+            Self.expectOneLineFailure(result, status: 1, mentioning: "belongs to uid ")
+            #expect(result.stderr.contains("service's user") && result.stderr.contains("systemd-run"), "stderr: \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: state + "/users.db"))
+            #expect(!FileManager.default.fileExists(atPath: state + "/user-store.key"))
+            let listed = try Self.users(["list"], config: config)
+            #expect(listed.status == 0 && listed.stdoutText.isEmpty, "reading needs no ownership: \(listed.stderr)")
+        }
+
         @Test("a key file open to others is refused with its path and mode")
         func insecureKey() throws {
             let (dir, config, state) = try Self.setUp()
