@@ -302,7 +302,7 @@ public struct ProxySession {
         case (.opening(var request, let candidates, let committed, false), .upstreamConnectFailed(let reason)):
             let rest = candidates.dropFirst()
             if let next = rest.first {
-                request.resolved = Self.endpoint(next, request.port)
+                request.resolved = Endpoint.text(next, request.port)
                 state = .opening(request, candidates: rest, committed: committed, connected: false)
                 actions.append(.connect(next, port: request.port))
             } else if committed {
@@ -488,7 +488,7 @@ public struct ProxySession {
             let target = rawHost.bracketed ? "[\(rawHost.text)]:\(port)" : "\(rawHost.text):\(port)"
             return refuseUnrouted(error.reason, target: target, rule: nil, now: now, into: &actions)
         }
-        let pending = PendingRequest(head: head, kind: kind, host: host, port: port, target: Self.endpoint(host, port),
+        let pending = PendingRequest(head: head, kind: kind, host: host, port: port, target: Endpoint.text(host, port),
                                      startedAt: now)
         guard settings.requiresAuth else {
             return decide(pending, principal: nil, mutualAuth: nil, now: now, into: &actions)
@@ -648,7 +648,7 @@ public struct ProxySession {
                                               localHost: settings.localHost)
         if let refusal = check.refusal {
             var refused = request
-            refused.resolved = Self.endpoint(refusal.address, request.port)
+            refused.resolved = Endpoint.text(refusal.address, request.port)
             refused.rule = refusal.rule ?? request.rule
             return refuse(refusal.reason, request: refused, now: now, into: &actions)
         }
@@ -656,7 +656,7 @@ public struct ProxySession {
             return refuse(.resolveFailed, request: request, now: now, into: &actions)
         }
         var opening = request
-        opening.resolved = Self.endpoint(first, request.port)
+        opening.resolved = Endpoint.text(first, request.port)
         state = .opening(opening, candidates: check.ordered[...], committed: request.openRecorded, connected: false)
         // The decision is recorded while the upstream connects: both must finish before a
         // byte is relayed, and neither waits for the other.
@@ -1055,21 +1055,6 @@ public struct ProxySession {
         switch state {
         case .opening, .forwarding: return true
         default: return false
-        }
-    }
-
-    // MARK: Formatting
-
-    /// `host:port` for audit rows and logs; `Host` brackets an IPv6 literal itself.
-    public static func endpoint(_ host: Host, _ port: UInt16) -> String {
-        "\(host):\(port)"
-    }
-
-    /// `address:port`, an IPv6 address in brackets.
-    public static func endpoint(_ address: IPAddress, _ port: UInt16) -> String {
-        switch address {
-        case .v4: return "\(address):\(port)"
-        case .v6: return "[\(address)]:\(port)"
         }
     }
 }

@@ -92,14 +92,14 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         let result = settings.session.registry.checkAll(addresses, port: forward.port, allowRule: rule ?? "", localHost: settings.session.localHost)
         if let refusal = result.refusal {
             rule = refusal.rule ?? rule
-            resolved = ProxySession.endpoint(refusal.address, forward.port)
+            resolved = Endpoint.text(refusal.address, forward.port)
             return end(refusal.reason)
         }
         guard let first = result.ordered.first else {
             return end(.resolveFailed)
         }
         candidates = result.ordered[...]
-        resolved = ProxySession.endpoint(first, forward.port)
+        resolved = Endpoint.text(first, forward.port)
         recordOpen()
         connectNext(lastFailure: .upstreamUnreachable)
     }
@@ -120,7 +120,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         guard let address = candidates.popFirst() else {
             return end(lastFailure)
         }
-        resolved = ProxySession.endpoint(address, forward.port)
+        resolved = Endpoint.text(address, forward.port)
         let socketAddress = SocketAddress(bytes: address.bytes, port: forward.port)
         connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
                                               timeout: settings.timeouts.connect) { [self] result in
