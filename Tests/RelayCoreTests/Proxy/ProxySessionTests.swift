@@ -357,4 +357,55 @@ import Testing
             }
         }
     }
+
+    // MARK: Late inputs
+
+    /// A client may half-close once its CONNECT is sent: the opening goes on, and the
+    /// tunnel carries the half-close on.
+    @Test func aClientHalfClosingWhileItsTunnelOpensStillGetsIt() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
+        #expect(session.handle(.clientEOF, now: 2).isEmpty, "while resolving")
+        _ = session.handle(.resolved([.v4(IPv4Address(10, 1, 2, 3))]), now: 3)
+        #expect(session.handle(.clientEOF, now: 4).isEmpty, "while connecting")
+        _ = session.handle(.upstreamConnected, now: 5)
+        let ready = session.handle(.auditCommitted, now: 6)
+        guard case .startTunnel = ready.first else {
+            Issue.record("expected the tunnel, got \(ready)")
+            return
+        }
+    }
+
+    /// Answers that cannot be cancelled (a resolution, a helper's verdict, a commit) and
+    /// peers or timers racing the close change nothing once the session closed; a connect
+    /// that completes all the same is closed.
+    @Test func lateInputsAfterTheCloseChangeNothingButCloseWhatConnected() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
+        _ = session.handle(.connectionLost(.clientReset), now: 2)
+        #expect(session.isFinished)
+        let late: [ProxySessionEvent] = [
+            .resolved([.v4(IPv4Address(10, 1, 2, 3))]), .resolveFailed, .upstreamConnectFailed(.upstreamRefused),
+            .auditCommitted, .auditFailed, .authFinished(.granted(AuthPrincipal(name: "a", scheme: "Basic"), scope: .request)),
+            .headerTimeout, .clientEOF, .upstreamEOF, .upstreamFailed, .connectionLost(.shutdown),
+        ]
+        for event in late {
+            #expect(session.handle(event, now: 3).isEmpty, "\(event)")
+        }
+        #expect(session.handle(.upstreamConnected, now: 3) == [.closeUpstream])
+        #expect(Self.bytes("x").withUnsafeBytes { session.clientBytes($0, now: 3) }.isEmpty)
+        #expect(Self.upstream(&session, "y").isEmpty)
+    }
+
+    /// The connection lost while its open row's commit is pending: a connect completing
+    /// then is closed, and the commit still settles the record once.
+    @Test func aConnectCompletingAfterTheClientLeftIsClosed() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n"))
+        let lost = session.handle(.connectionLost(.clientReset), now: 2)
+        #expect(lost.contains(.closeUpstream), "the connect under way is abandoned")
+        #expect(session.handle(.upstreamConnected, now: 3) == [.closeUpstream])
+        #expect(session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3).isEmpty)
+        #expect(Self.auditEntries(session.handle(.auditCommitted, now: 4)).map(\.event) == [.tunnelClose])
+    }
 }
