@@ -1,7 +1,7 @@
 /// What happened to a connection, as written in the `event` column of the audit trail.
 ///
-/// Raw values are part of the audit contract (CONTRACT.md, "Audit table"): reviewers
-/// grep and query them, so they never change once shipped.
+/// Raw values are stored as they are in the trail's `event` column, where reviewers grep
+/// and query them: they never change once shipped.
 public enum AuditEvent: String, Sendable, CaseIterable {
     case tunnelOpen = "tunnel-open"
     case tunnelClose = "tunnel-close"

@@ -2,7 +2,8 @@ import Synchronization
 
 /// Idle OpenSSL contexts of one kind, already keyed, for operations that run on every
 /// request: building and keying a context costs more than the MAC or decryption it then
-/// does (ENGINEERING.md, trap 8). A borrowed context is used by one thread at a time.
+/// does (OpenSSL 3 fetches its algorithms under locks). A borrowed context is used by one
+/// thread at a time.
 final class OpenSSLContextPool: Sendable {
     /// Contexts kept idle; beyond this many in use at once they are built and freed.
     static let maxIdle = 8

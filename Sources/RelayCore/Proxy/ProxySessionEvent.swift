@@ -1,4 +1,5 @@
-/// What the I/O driver reports to a `ProxySession`.
+/// What the I/O driver reports to a `ProxySession`; which event may come in which state is
+/// set out in `ProxySession+Events.swift`.
 public enum ProxySessionEvent: Sendable {
     /// The client closed its sending side (or the connection).
     case clientEOF

@@ -5,21 +5,22 @@ import RelayIO
 /// One accepted connection on a static `forward` listener: no HTTP, just the registry checks,
 /// the open record, and a spliced relay to the one configured server.
 ///
-/// The open row is written while the upstream connects (as for CONNECT), and the relay starts
-/// once both are done. A close row is written only for an open row that committed, so the
-/// trail never shows the end of an attempt whose start it does not hold.
+/// The upstream is opened by `UpstreamOpening`, the machine CONNECT uses too: the open row
+/// is written while the upstream connects, the relay starts once both are done, and a close
+/// row is written only for an open row that committed, so the trail never shows the end of
+/// an attempt whose start it does not hold. A raw TCP client has no answer to wait for, so
+/// a failure is a reset at once, its row written when the open row's commit answers.
 /// Loop-confined: touched only on its loop's thread; tracked there until the relay takes over.
 final class ForwardConnection: @unchecked Sendable, IdleTracked {
     private enum State {
-        /// Registry checks and name resolution: no row written yet.
-        case checking
-        /// The open row is written and the upstream connecting; `committed` once the row is
-        /// stored, `upstream` once connected. The relay starts when both are there.
-        case opening(committed: Bool, upstream: Int32?)
-        /// Ended before relaying while the open row's commit was pending: the row for this
-        /// reason waits for the commit's answer (a close row, or a refusal if not stored).
-        case endedBeforeCommit(ReasonCode)
-        /// Relaying, or ended with its rows written: later answers change nothing.
+        /// Accepted; the registry has not decided yet.
+        case accepted
+        /// The upstream is being opened; `upstream` once connected, until the relay starts.
+        case opening(UpstreamOpening, upstream: Int32?)
+        /// Ended before relaying with the open row's commit pending: both sockets are closed,
+        /// and the commit's answer settles the row.
+        case closedAwaitingOpenRow(UpstreamOpening)
+        /// Relaying, or ended with its rows written.
         case done
     }
 
@@ -31,8 +32,7 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     private let startedAt = monotonicNanos()
     /// `host:port` of the forward, formatted once per listener.
     private let target: String
-    private var state = State.checking
-    private var candidates: ArraySlice<IPAddress> = []
+    private var state = State.accepted
     private var rule: String?
     /// The address being connected to, then the one connected (or the one refused).
     private var resolved: String?
@@ -54,7 +54,6 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         end(.idleTimeout)
     }
 
-
     /// The drain deadline passed while this attempt connected or waited for its commit (a
     /// pending commit's answer still settles the row before the trail closes).
     func abortForShutdown() {
@@ -64,105 +63,176 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     func start() {
         context.track(self)
         // Checked again per connection: a reload may have unregistered the target since startup.
+        let allowRule: String
         switch settings.session.registry.decide(host: forward.host, port: forward.port) {
         case .deny(let denyRule, let reason):
             rule = denyRule
-            return end(reason)
-        case .allow(let allowRule):
-            rule = allowRule
+            return closeAndRecord(.refused, .deny, reason, upstream: nil)
+        case .allow(let decided):
+            allowRule = decided
         }
-        switch forward.host {
-        case .ipv4(let address): check([.v4(address)])
-        case .ipv6(let address): check([.v6(address)])
-        case .name(let name):
-            let loop = context.loop
-            context.shared.resolver.resolve(host: name, port: forward.port) { [self] result in
-                loop.execute { [self] in
-                    guard case .checking = state else { return }
-                    switch result {
-                    case .success(let addresses): check(addresses.compactMap { IPAddress(bytes: $0.ipBytes) })
-                    case .failure: end(.resolveFailed)
-                    }
-                }
+        rule = allowRule
+        let (opening, action) = UpstreamOpening.start(host: forward.host, port: forward.port, rule: allowRule,
+                                                      openRow: .toWrite, checkedBy: settings.session.registry,
+                                                      localHost: settings.session.localHost)
+        perform(action, opening: opening, upstream: nil)
+    }
+
+    // MARK: Outcomes
+
+    private func resolveAnswered(_ result: Result<[SocketAddress], IOError>) {
+        switch state {
+        case .opening(var opening, let upstream):
+            let action: UpstreamOpening.Action
+            switch result {
+            case .success(let addresses):
+                action = opening.resolved(addresses.compactMap { IPAddress(bytes: $0.ipBytes) },
+                                          checkedBy: settings.session.registry, localHost: settings.session.localHost)
+            case .failure:
+                action = opening.handle(.resolveFailed)
             }
+            perform(action, opening: opening, upstream: upstream)
+        case .done:
+            // A resolution cannot be cancelled: it answers after the attempt ended.
+            break
+        case .accepted, .closedAwaitingOpenRow:
+            preconditionFailure("ForwardConnection: resolved in \(state), where no resolution is outstanding")
         }
     }
 
-    private func check(_ addresses: [IPAddress]) {
-        let result = settings.session.registry.checkAll(addresses, port: forward.port, allowRule: rule ?? "", localHost: settings.session.localHost)
-        if let refusal = result.refusal {
-            rule = refusal.rule ?? rule
-            resolved = ProxySession.endpoint(refusal.address, forward.port)
-            return end(refusal.reason)
+    private func connectAnswered(_ result: Result<Int32, IOError>) {
+        connectAttempt = nil
+        let event: UpstreamOpening.Event
+        switch result {
+        case .success: event = .connected
+        case .failure(let error):
+            let reason = context.shared.connectFailureReason(error)
+            event = .connectFailed(reason)
         }
-        guard let first = result.ordered.first else {
-            return end(.resolveFailed)
+        switch state {
+        case .opening(var opening, let upstream):
+            let action = opening.handle(event)
+            if case .success(let connected) = result {
+                perform(action, opening: opening, upstream: connected)
+            } else {
+                perform(action, opening: opening, upstream: upstream)
+            }
+        case .closedAwaitingOpenRow(var opening):
+            // The attempt ended with this connect outstanding (closing it cancels it): a
+            // connection that completed all the same is closed.
+            if opening.handle(event) == .closeLateConnection, case .success(let connected) = result {
+                close(connected)
+            }
+            state = .closedAwaitingOpenRow(opening)
+        case .done:
+            if case .success(let connected) = result {
+                close(connected)
+            }
+        case .accepted:
+            preconditionFailure("ForwardConnection: connect answered in \(state), where none was started")
         }
-        candidates = result.ordered[...]
-        resolved = ProxySession.endpoint(first, forward.port)
-        recordOpen()
-        connectNext(lastFailure: .upstreamUnreachable)
+    }
+
+    private func openRowAnswered(_ committed: Bool) {
+        let event: UpstreamOpening.Event = committed ? .openRowCommitted : .openRowFailed
+        switch state {
+        case .opening(var opening, let upstream):
+            perform(opening.handle(event), opening: opening, upstream: upstream)
+        case .closedAwaitingOpenRow(var opening):
+            perform(opening.handle(event), opening: opening, upstream: nil)
+        case .accepted, .done:
+            preconditionFailure("ForwardConnection: open row answered in \(state), where none awaits its commit")
+        }
+    }
+
+    /// Ends the attempt before any byte was relayed (a timeout, shutdown, or a failure
+    /// with nobody to answer).
+    private func end(_ reason: ReasonCode) {
+        switch state {
+        case .opening(var opening, let upstream):
+            perform(opening.handle(.abandoned(reason)), opening: opening, upstream: upstream)
+        case .closedAwaitingOpenRow, .done:
+            // Ended already: a timeout racing that ending changes nothing.
+            break
+        case .accepted:
+            preconditionFailure("ForwardConnection: ended for \(reason) before it started")
+        }
+    }
+
+    // MARK: Actions
+
+    /// Carries out the opening's next step; `upstream` is the connection to relay on, once there.
+    private func perform(_ action: UpstreamOpening.Action, opening: UpstreamOpening, upstream: Int32?) {
+        switch action {
+        case .resolve(let name):
+            state = .opening(opening, upstream: upstream)
+            let loop = context.loop
+            context.shared.resolver.resolve(host: name, port: forward.port) { [self] result in
+                loop.execute { [self] in resolveAnswered(result) }
+            }
+        case .writeOpenRowAndConnect(let address):
+            resolved = Endpoint.text(address, forward.port)
+            state = .opening(opening, upstream: upstream)
+            recordOpen()
+            connect(to: address)
+        case .connect(let address):
+            resolved = Endpoint.text(address, forward.port)
+            state = .opening(opening, upstream: upstream)
+            connect(to: address)
+        case .wait, .ignore, .closeLateConnection:
+            state = .opening(opening, upstream: upstream)
+        case .failureWaitsForOpenRow(let reason):
+            // No status line to wait for: the client learns of the failure by a reset now.
+            state = .opening(opening, upstream: upstream)
+            end(reason)
+        case .relay:
+            guard let upstream else { preconditionFailure("ForwardConnection: relay without an upstream") }
+            startRelay(upstream: upstream)
+        case .refuse(let reason, let refused):
+            note(refused)
+            closeAndRecord(.refused, .deny, reason, upstream: upstream)
+        case .failOpened(let reason, let refused):
+            note(refused)
+            closeAndRecord(.forwardClose, .allow, reason, upstream: upstream)
+        case .closeUnopened(let reason):
+            closeAndRecord(.refused, .deny, reason, upstream: upstream)
+        case .closeOpened(let reason):
+            closeAndRecord(.forwardClose, .allow, reason, upstream: upstream)
+        case .closeWhileOpenRowPending:
+            closeSockets(upstream: upstream)
+            state = .closedAwaitingOpenRow(opening)
+            context.shared.connectionClosed(identity)
+        case .recordClose(let reason):
+            state = .done
+            record(.forwardClose, .allow, reason)
+        case .recordRefusal(let reason):
+            state = .done
+            record(.refused, .deny, reason)
+        case .writeOpenRow:
+            preconditionFailure("ForwardConnection: a forward always connects its upstream")
+        }
     }
 
     /// The open row starts its commit while the upstream connects: the commit costs the
     /// stream no extra wait and the loop no extra wake-up.
     private func recordOpen() {
-        state = .opening(committed: false, upstream: nil)
         let entry = AuditEntry(event: .forwardOpen, decision: .allow, reason: .allowed, target: target,
                                resolved: resolved, rule: rule)
         let loop = context.loop
         context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
-            loop.execute { [self] in openRecorded(committed) }
+            loop.execute { [self] in openRowAnswered(committed) }
         }
     }
 
-    private func connectNext(lastFailure: ReasonCode) {
-        guard let address = candidates.popFirst() else {
-            return end(lastFailure)
-        }
-        resolved = ProxySession.endpoint(address, forward.port)
+    private func connect(to address: IPAddress) {
         let socketAddress = SocketAddress(bytes: address.bytes, port: forward.port)
         connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
                                               timeout: settings.timeouts.connect) { [self] result in
-            connectAttempt = nil
-            switch result {
-            case .success(let connected):
-                // An attempt that ended cancelled its connect; a late success is closed.
-                guard case .opening(let committed, nil) = state else {
-                    close(connected)
-                    return
-                }
-                state = .opening(committed: committed, upstream: connected)
-                startRelayIfReady()
-            case .failure(let error):
-                connectNext(lastFailure: context.shared.connectFailureReason(error))
-            }
+            connectAnswered(result)
         }
     }
 
-    private func openRecorded(_ committed: Bool) {
-        switch state {
-        case .endedBeforeCommit(let reason):
-            // The attempt ended first; its row waited for this answer.
-            state = .done
-            committed ? recordClose(reason) : recordRefusal(.internalError)
-        case .opening(_, let upstream):
-            guard committed else {
-                // Fail closed: without its open record nothing is relayed, and nothing refers to it.
-                closeSockets(upstream: upstream)
-                state = .done
-                recordRefusal(.internalError)
-                return context.shared.connectionClosed(identity)
-            }
-            state = .opening(committed: true, upstream: upstream)
-            startRelayIfReady()
-        case .checking, .done:
-            break
-        }
-    }
-
-    private func startRelayIfReady() {
-        guard case .opening(true, let upstream?) = state else { return }
+    private func startRelay(upstream: Int32) {
         state = .done
         context.untrack(self)
         let tunnel = TunnelContext(target: target, resolved: resolved ?? "", rule: rule ?? "", startedAt: startedAt)
@@ -172,25 +242,18 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
                     tuneSockets: true, readClientFirst: true).start()
     }
 
-    /// Ends the attempt before any byte was relayed: closes both sides, then records why (or,
-    /// while the open row is pending, once its commit answers).
-    private func end(_ reason: ReasonCode) {
-        switch state {
-        case .checking:
-            closeSockets(upstream: nil)
-            state = .done
-            recordRefusal(reason)
-        case .opening(let committed, let upstream):
-            closeSockets(upstream: upstream)
-            if committed {
-                state = .done
-                recordClose(reason)
-            } else {
-                state = .endedBeforeCommit(reason)
-            }
-        case .endedBeforeCommit, .done:
-            return
-        }
+    /// A refused address: the rows name it, and the rule that refused it.
+    private func note(_ refused: UpstreamOpening.RefusedAddress?) {
+        guard let refused else { return }
+        rule = refused.rule ?? rule
+        resolved = Endpoint.text(refused.address, forward.port)
+    }
+
+    /// Ends the attempt before any byte was relayed: closes both sides, then writes its row.
+    private func closeAndRecord(_ event: AuditEvent, _ decision: AuditDecision, _ reason: ReasonCode, upstream: Int32?) {
+        closeSockets(upstream: upstream)
+        state = .done
+        record(event, decision, reason)
         // After the row, as everywhere: whoever sees the count drop finds the row queued.
         context.shared.connectionClosed(identity)
     }
@@ -203,15 +266,6 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         // A raw TCP client has no status line to read: a reset is its refusal, where a FIN
         // would read as an empty but complete stream.
         closeWithReset(fd)
-    }
-
-    private func recordRefusal(_ reason: ReasonCode) {
-        record(.refused, .deny, reason)
-    }
-
-    /// The close row of an opened attempt that never relayed a byte.
-    private func recordClose(_ reason: ReasonCode) {
-        record(.forwardClose, .allow, reason)
     }
 
     private func record(_ event: AuditEvent, _ decision: AuditDecision, _ reason: ReasonCode) {

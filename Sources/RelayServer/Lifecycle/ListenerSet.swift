@@ -20,13 +20,13 @@ final class ListenerSet: Sendable {
         private let current: Mutex<(directive: ForwardDirective, target: String)>
 
         init(_ directive: ForwardDirective) {
-            current = Mutex((directive, ProxySession.endpoint(directive.host, directive.port)))
+            current = Mutex((directive, Endpoint.text(directive.host, directive.port)))
         }
 
         var value: (directive: ForwardDirective, target: String) { current.withLock { $0 } }
 
         func update(_ directive: ForwardDirective) {
-            current.withLock { $0 = (directive, ProxySession.endpoint(directive.host, directive.port)) }
+            current.withLock { $0 = (directive, Endpoint.text(directive.host, directive.port)) }
         }
     }
 
@@ -98,7 +98,7 @@ final class ListenerSet: Sendable {
                     let kept = unmatched.remove(at: index)
                     if let forward, let route = kept.route {
                         let before = route.value.target
-                        let after = ProxySession.endpoint(forward.host, forward.port)
+                        let after = Endpoint.text(forward.host, forward.port)
                         if before != after { change.retargeted.append((kept.name, before, after)) }
                         change.routes.append((route, forward))
                     }

@@ -34,7 +34,7 @@ import Testing
                 #expect(rows.map(\.event) == [.refused])
                 #expect(rows.first?.reason == .relayLoop)
                 #expect(rows.first?.status == 403)
-                #expect(rows.first?.resolved == ProxySession.endpoint(target.hasPrefix("[") ? v6("::1") : v4(String(target.split(separator: ":")[0])), 3128))
+                #expect(rows.first?.resolved == Endpoint.text(target.hasPrefix("[") ? v6("::1") : v4(String(target.split(separator: ":")[0])), 3128))
                 #expect(actions.last == .closeClient)
             }
         }

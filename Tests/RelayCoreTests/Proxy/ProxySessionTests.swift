@@ -1,7 +1,8 @@
 import Testing
 @testable import RelayCore
 
-/// Drives `ProxySession` byte by byte, with no sockets: every protocol step and refusal.
+/// Drives `ProxySession` byte by byte, with no sockets: CONNECT, resolution and the opening
+/// of the upstream, refusals, a lost connection; and the helpers every session suite uses.
 @Suite struct ProxySessionTests {
     static let config = """
     listen 127.0.0.1:0
@@ -265,7 +266,7 @@ import Testing
         #expect(Self.auditEntries(actions).first?.reason == .resolveFailed)
     }
 
-    // MARK: Forwarding
+    // MARK: Forwarding helpers
 
     /// Runs a forwarded request up to the point where its head went upstream.
     static func forwarded(_ session: inout ProxySession, _ request: String) -> [UInt8] {
@@ -275,126 +276,6 @@ import Testing
         var sent: [UInt8] = []
         for case .sendToUpstream(let part) in actions { sent += part }
         return sent
-    }
-
-    @Test func absoluteFormIsForwardedInOriginForm() throws {
-        var session = ProxySession(settings: try Self.settings())
-        let sent = Self.forwarded(&session, "GET http://10.9.1.1:8080/a/b?c=d HTTP/1.1\r\nHost: ignored\r\n"
-                                  + "Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\n"
-                                  + "Connection: X-Hop\r\nX-Hop: 1\r\nAccept: */*\r\n\r\n")
-        let text = String(decoding: sent, as: UTF8.self)
-        #expect(text.hasPrefix("GET /a/b?c=d HTTP/1.1\r\n"))
-        #expect(text.contains("Host: 10.9.1.1:8080\r\n"))
-        #expect(text.contains("Via: 1.1 dynrelay\r\n"))
-        #expect(text.contains("Accept: */*\r\n"))
-        #expect(!text.lowercased().contains("proxy-authorization"))
-        #expect(!text.lowercased().contains("proxy-connection"))
-        #expect(!text.lowercased().contains("x-hop"))
-        #expect(text.hasSuffix("\r\n\r\n"))
-    }
-
-    @Test func keepAliveReusesTheUpstreamAndAuditsEachRequest() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        let response = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
-        var toClient: [UInt8] = []
-        for case .sendToClient(let part) in response { toClient += part }
-        let text = String(decoding: toClient, as: UTF8.self)
-        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
-        #expect(text.contains("Via: 1.1 dynrelay\r\n"))
-        #expect(text.hasSuffix("\r\n\r\nhello"))
-        let close = try #require(Self.auditEntries(response).first)
-        #expect(close.event == .requestClose)
-        #expect(close.status == 200)
-        #expect(close.reason == .completed)
-        #expect(!response.contains(.closeClient))
-        #expect(session.wantsClientBytes)
-
-        // Same host and port: no resolve, no connect, straight to the open record.
-        let second = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"))
-        #expect(second.count == 1)
-        #expect(Self.auditEntries(second).first?.event == .requestOpen)
-    }
-
-    @Test func requestBodyStreamsAtEverySplitAndPipelinedRequestWaits() throws {
-        let request = Self.bytes("POST http://10.9.1.1/up HTTP/1.1\r\nHost: 10.9.1.1\r\nContent-Length: 10\r\n\r\n0123456789")
-        let next = Self.bytes("GET http://10.9.1.1/next HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        let input = request + next
-        for split in 0...input.count {
-            var session = ProxySession(settings: try Self.settings())
-            // The driver may deliver bytes in any slicing, even while the session is waiting.
-            var actions = Self.feed(&session, input, splitAt: [split])
-            actions += session.handle(.upstreamConnected, now: 2)
-            actions += session.handle(.auditCommitted, now: 3)
-            var up: [UInt8] = []
-            for case .sendToUpstream(let part) in actions { up += part }
-            let text = String(decoding: up, as: UTF8.self)
-            #expect(text.hasPrefix("POST /up HTTP/1.1\r\n"), "split \(split)")
-            #expect(text.hasSuffix("\r\n\r\n0123456789"), "split \(split): \(text)")
-            #expect(!text.contains("next"), "split \(split)")
-            #expect(!session.wantsClientBytes, "the pipelined request waits for the response")
-        }
-    }
-
-    @Test func badChunkInRequestBodyIs400AndAudited() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
-        let actions = Self.feed(&session, Self.bytes("zz\r\nabc\r\n"))
-        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 400") == true)
-        #expect(Self.auditEntries(actions).first?.reason == .badChunk)
-        #expect(actions.contains(.resetUpstream))
-        #expect(actions.last == .closeClient)
-    }
-
-    @Test func responseFramedByCloseEndsAtUpstreamEOF() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        let head = Self.upstream(&session, "HTTP/1.1 200 OK\r\n\r\npartial")
-        var toClient: [UInt8] = []
-        for case .sendToClient(let part) in head { toClient += part }
-        #expect(String(decoding: toClient, as: UTF8.self).contains("Connection: close\r\n"))
-        let end = session.handle(.upstreamEOF, now: 9)
-        #expect(Self.auditEntries(end).first?.reason == .completed)
-        #expect(end.last == .closeClient)
-    }
-
-    @Test func upstreamClosingBeforeAResponseIs502() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        let actions = session.handle(.upstreamEOF, now: 9)
-        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 502") == true)
-        #expect(Self.auditEntries(actions).first?.reason == .upstreamClosed)
-    }
-
-    @Test func truncatedResponseBodyClosesWithoutPretending() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")
-        let actions = session.handle(.upstreamFailed, now: 9)
-        #expect(Self.refusalBody(actions) == nil, "a response already started cannot be replaced by a 502")
-        let entry = try #require(Self.auditEntries(actions).first)
-        #expect(entry.reason == .upstreamReset)
-        #expect(entry.status == 200)
-        #expect(actions.last == .resetClient, "a cut response must not end in order")
-    }
-
-    @Test func interimResponsesAreForwardedBeforeTheFinalOne() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "POST http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
-        let interim = Self.upstream(&session, "HTTP/1.1 100 Continue\r\n\r\n")
-        #expect(Self.refusalBody(interim)?.hasPrefix("HTTP/1.1 100 Continue\r\n") == true)
-        _ = Self.feed(&session, Self.bytes("ok"))
-        let final = Self.upstream(&session, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
-        #expect(Self.refusalBody(final)?.hasPrefix("HTTP/1.1 201 Created\r\n") == true)
-        #expect(Self.auditEntries(final).first?.status == 201)
-    }
-
-    @Test func switchingProtocolsIsRefused() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/ HTTP/1.1\r\nHost: 10.9.1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-        let actions = Self.upstream(&session, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
-        #expect(Self.auditEntries(actions).first?.reason == .badUpstreamResponse)
-        #expect(actions.last == .closeClient)
     }
 
     // MARK: Other refusals
@@ -452,7 +333,7 @@ import Testing
         #expect(actions.last == .closeClient)
     }
 
-    // MARK: Losing the connection, reloads
+    // MARK: Losing the connection
 
     @Test func losingTheConnectionWhileOpeningClosesTheOpenRow() throws {
         for input in ["CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n", "GET http://10.9.1.1/x HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"] {
@@ -477,126 +358,54 @@ import Testing
         }
     }
 
-    @Test func aReloadedRegistryDecidesTheNextRequestOnAKeptAliveConnection() throws {
+    // MARK: Late inputs
+
+    /// A client may half-close once its CONNECT is sent: the opening goes on, and the
+    /// tunnel carries the half-close on.
+    @Test func aClientHalfClosingWhileItsTunnelOpensStillGetsIt() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        let reloaded = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver 10.1.2.3:443\n", file: "new.conf") { _, _ in [] }
-        session.useRegistry(reloaded.registry)
-        let actions = Self.feed(&session, Self.bytes("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n"))
-        #expect(Self.auditEntries(actions).first?.reason == .notRegistered)
-        #expect(Self.refusalBody(actions)?.hasPrefix("HTTP/1.1 403") == true)
-    }
-
-    /// A name's address is checked when it is resolved; a kept-alive link to it must be
-    /// checked again after a reload, or a new `deny` of that address would not apply to
-    /// the requests of connections that stay busy.
-    @Test func aReusedLinkIsCheckedAgainstTheReloadedRules() throws {
-        var session = ProxySession(settings: try Self.settings())
-        _ = Self.feed(&session, Self.bytes("GET http://app.corp.example/one HTTP/1.1\r\nHost: app.corp.example\r\n\r\n"))
-        _ = session.handle(.resolved([.v4(IPv4Address(10, 20, 0, 5))]), now: 2)
-        _ = session.handle(.upstreamConnected, now: 2)
-        _ = session.handle(.auditCommitted, now: 3)
-        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        let same = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver app.corp.example:80\n", file: "same.conf") { _, _ in [] }
-        session.useRegistry(same.registry)
-        let reused = Self.feed(&session, Self.bytes("GET http://app.corp.example/two HTTP/1.1\r\nHost: app.corp.example\r\n\r\n"))
-        #expect(Self.auditEntries(reused).map(\.event) == [.requestOpen], "rules that still allow the address reuse the link")
-        _ = session.handle(.auditCommitted, now: 4)
-        _ = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-
-        let denying = try ConfigParser.parse(text: "listen 127.0.0.1:0\nserver app.corp.example:80\ndeny 10.20.0.5\n",
-                                             file: "new.conf") { _, _ in [] }
-        session.useRegistry(denying.registry)
-        let third = Self.feed(&session, Self.bytes("GET http://app.corp.example/three HTTP/1.1\r\nHost: app.corp.example\r\n\r\n"))
-        #expect(third.contains(.closeUpstream), "the link to a now-denied address is dropped")
-        #expect(third.contains { if case .resolve = $0 { return true } else { return false } })
-        let refused = session.handle(.resolved([.v4(IPv4Address(10, 20, 0, 5))]), now: 5)
-        #expect(Self.auditEntries(refused).first?.reason == .denied)
-    }
-
-    @Test func anHTTP10ClientGetsAChunkedAnswerDechunkedAtEverySplit() throws {
-        let response = Self.bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                  + "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
-        for split in 0...response.count {
-            var session = ProxySession(settings: try Self.settings())
-            _ = Self.forwarded(&session, "GET http://10.9.1.1/x HTTP/1.0\r\n\r\n")
-            var actions: [ProxySessionAction] = []
-            for part in [response[..<split], response[split...]] where !part.isEmpty {
-                actions += part.withUnsafeBytes { session.upstreamBytes($0, now: 5) }
-            }
-            var toClient: [UInt8] = []
-            for case .sendToClient(let bytes) in actions { toClient += bytes }
-            let text = String(decoding: toClient, as: UTF8.self)
-            #expect(!text.lowercased().contains("transfer-encoding"), "split \(split): \(text)")
-            #expect(text.contains("Connection: close\r\n"), "split \(split)")
-            #expect(text.hasSuffix("\r\n\r\nhello world"), "split \(split): \(text)")
-            #expect(Self.auditEntries(actions).first?.reason == .completed, "split \(split)")
-            #expect(actions.last == .closeClient, "the body ends with the connection")
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
+        #expect(session.handle(.clientEOF, now: 2).isEmpty, "while resolving")
+        _ = session.handle(.resolved([.v4(IPv4Address(10, 1, 2, 3))]), now: 3)
+        #expect(session.handle(.clientEOF, now: 4).isEmpty, "while connecting")
+        _ = session.handle(.upstreamConnected, now: 5)
+        let ready = session.handle(.auditCommitted, now: 6)
+        guard case .startTunnel = ready.first else {
+            Issue.record("expected the tunnel, got \(ready)")
+            return
         }
     }
 
-    @Test func anHTTP11ClientGetsChunkedVerbatim() throws {
+    /// Answers that cannot be cancelled (a resolution, a helper's verdict, a commit) and
+    /// peers or timers racing the close change nothing once the session closed; a connect
+    /// that completes all the same is closed.
+    @Test func lateInputsAfterTheCloseChangeNothingButCloseWhatConnected() throws {
         var session = ProxySession(settings: try Self.settings())
-        _ = Self.forwarded(&session, "GET http://10.9.1.1/x HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        let actions = Self.upstream(&session, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
-        var toClient: [UInt8] = []
-        for case .sendToClient(let bytes) in actions { toClient += bytes }
-        #expect(String(decoding: toClient, as: UTF8.self).hasSuffix("\r\n\r\n5\r\nhello\r\n0\r\n\r\n"))
-        #expect(actions.last != .closeClient, "keep-alive stays")
-    }
-
-    /// Runs one request to completion, then sends `second` on the kept-alive link up to the
-    /// point where its head went upstream.
-    static func secondRequestOnAReusedLink(_ second: String) throws -> ProxySession {
-        var session = ProxySession(settings: try settings())
-        _ = forwarded(&session, "GET http://10.9.1.1/one HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        _ = upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        let open = feed(&session, bytes(second))
-        #expect(auditEntries(open).map(\.event) == [.requestOpen])
-        #expect(!open.contains { if case .connect = $0 { return true } else { return false } }, "the link is reused")
-        let sent = session.handle(.auditCommitted, now: 4)
-        #expect(sent.contains { if case .sendToUpstream = $0 { return true } else { return false } })
-        return session
-    }
-
-    @Test func aSafeRequestIsRetriedOnceWhenAReusedUpstreamClosesFirst() throws {
-        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        let retry = session.handle(.upstreamEOF, now: 5)
-        #expect(retry.contains(.closeUpstream))
-        #expect(retry.contains(.connect(.v4(IPv4Address(strict: "10.9.1.1")!), port: 80)))
-        #expect(Self.auditEntries(retry).isEmpty, "no new open row and no failure row: the request goes again")
-        #expect(Self.refusalBody(retry) == nil, "the client sees nothing of the retry")
-
-        let resent = session.handle(.upstreamConnected, now: 6)
-        var head: [UInt8] = []
-        for case .sendToUpstream(let part) in resent { head += part }
-        #expect(String(decoding: head, as: UTF8.self).hasPrefix("GET /two HTTP/1.1\r\n"), "the open row was committed already")
-
-        let done = Self.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        let close = try #require(Self.auditEntries(done).first)
-        #expect(close.event == .requestClose)
-        #expect(close.status == 200)
-    }
-
-    @Test func aRetriedRequestThatFailsAgainGets502() throws {
-        var session = try Self.secondRequestOnAReusedLink("GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\n\r\n")
-        _ = session.handle(.upstreamEOF, now: 5)
-        _ = session.handle(.upstreamConnected, now: 6)
-        let failed = session.handle(.upstreamEOF, now: 7)
-        #expect(Self.refusalBody(failed)?.hasPrefix("HTTP/1.1 502") == true)
-        #expect(Self.auditEntries(failed).first?.event == .requestClose)
-        #expect(failed.last == .closeClient)
-    }
-
-    @Test func anUnsafeOrBodiedRequestIsNeverRetried() throws {
-        for second in ["POST http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\nContent-Length: 0\r\n\r\n",
-                       "GET http://10.9.1.1/two HTTP/1.1\r\nHost: 10.9.1.1\r\nContent-Length: 2\r\n\r\nhi"] {
-            var session = try Self.secondRequestOnAReusedLink(second)
-            let failed = session.handle(.upstreamEOF, now: 5)
-            #expect(Self.refusalBody(failed)?.hasPrefix("HTTP/1.1 502") == true, "\(second)")
-            #expect(!failed.contains { if case .connect = $0 { return true } else { return false } }, "\(second)")
+        _ = Self.feed(&session, Self.bytes("CONNECT app.corp.example:80 HTTP/1.1\r\nHost: app.corp.example:80\r\n\r\n"))
+        _ = session.handle(.connectionLost(.clientReset), now: 2)
+        #expect(session.isFinished)
+        let late: [ProxySessionEvent] = [
+            .resolved([.v4(IPv4Address(10, 1, 2, 3))]), .resolveFailed, .upstreamConnectFailed(.upstreamRefused),
+            .auditCommitted, .auditFailed, .authFinished(.granted(AuthPrincipal(name: "a", scheme: "Basic"), scope: .request)),
+            .headerTimeout, .clientEOF, .upstreamEOF, .upstreamFailed, .connectionLost(.shutdown),
+        ]
+        for event in late {
+            #expect(session.handle(event, now: 3).isEmpty, "\(event)")
         }
+        #expect(session.handle(.upstreamConnected, now: 3) == [.closeUpstream])
+        #expect(Self.bytes("x").withUnsafeBytes { session.clientBytes($0, now: 3) }.isEmpty)
+        #expect(Self.upstream(&session, "y").isEmpty)
+    }
+
+    /// The connection lost while its open row's commit is pending: a connect completing
+    /// then is closed, and the commit still settles the record once.
+    @Test func aConnectCompletingAfterTheClientLeftIsClosed() throws {
+        var session = ProxySession(settings: try Self.settings())
+        _ = Self.feed(&session, Self.bytes("CONNECT 10.1.2.3:443 HTTP/1.1\r\nHost: 10.1.2.3:443\r\n\r\n"))
+        let lost = session.handle(.connectionLost(.clientReset), now: 2)
+        #expect(lost.contains(.closeUpstream), "the connect under way is abandoned")
+        #expect(session.handle(.upstreamConnected, now: 3) == [.closeUpstream])
+        #expect(session.handle(.upstreamConnectFailed(.upstreamRefused), now: 3).isEmpty)
+        #expect(Self.auditEntries(session.handle(.auditCommitted, now: 4)).map(\.event) == [.tunnelClose])
     }
 }
-
