@@ -170,7 +170,42 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
+    /// A relay whose accept queue is full drops the SYN: the connect is a wait like the
+    /// others, not the kernel's two minutes of SYN retries.
+    @Test func connectToARelayThatDropsSYNsTimesOut() throws {
+        let blackhole = try BlackholePort()
+        let started = ContinuousClock.now
+        let error = #expect(throws: IOError.self) {
+            try RelaySocket(proxyIP: "127.0.0.1", proxyPort: blackhole.port, host: "a", port: 1, timeout: .milliseconds(300))
+        }
+        #expect(error?.errno == ETIMEDOUT)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
 
+    /// A peer that stops reading: a write larger than every buffer on the way ends at the
+    /// timeout instead of blocking in `send`. (Run on a thread, so a regression fails the
+    /// test instead of hanging it: the relay's close then ends the blocked `send`.)
+    @Test func writeToAPeerThatStopsReadingTimesOut() throws {
+        let relay = try ScriptedRelay([.sendText(Self.established), .hold])
+        let socket = UncheckedBox(try Self.open(relay, timeout: .milliseconds(300)))
+        let outcome = UncheckedBox<Result<Void, Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let started = ContinuousClock.now
+        Thread.detachNewThread {
+            outcome.value = Result { try socket.value.write([UInt8](repeating: 0x61, count: 64 << 20)) }
+            done.signal()
+        }
+        let returned = done.wait(timeout: .now() + 10) == .success
+        relay.stop()
+        if !returned { done.wait() }
+        #expect(returned, "write blocked for 10 s on a 300 ms timeout")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        guard case .failure(let error as IOError)? = outcome.value else {
+            Issue.record("expected an IOError, got \(String(describing: outcome.value))")
+            return
+        }
+        #expect(error.errno == ETIMEDOUT)
+    }
 
     @Test func relayOnIPv6Loopback() throws {
         let relay = try ScriptedRelay(ipv6: true, [.sendText(Self.established), .echoUntilEOF])
