@@ -68,7 +68,7 @@ public final class RelaySocket {
         if fd >= 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
     }
 
-    /// Closes both directions.
+    /// Closes both directions; later reads and writes throw `EBADF`.
     public func close() {
         if fd >= 0 {
             Glibc.close(fd)
@@ -112,6 +112,8 @@ public final class RelaySocket {
     }
 
     private func wait(for events: Int16, operation: String) throws {
+        // poll(2) skips a negative descriptor and would report a timeout after the full wait.
+        guard fd >= 0 else { throw IOError(operation, errno: EBADF) }
         try Self.wait(fd, for: events, timeoutMs: timeoutMs, operation: operation)
     }
 

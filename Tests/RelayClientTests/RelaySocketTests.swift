@@ -234,7 +234,19 @@ import Testing
         #expect(malformed?.errno == EINVAL)
     }
 
-
+    /// After `close`, reads and writes fail at once with `EBADF`, not after a full timeout.
+    @Test func readAndWriteAfterCloseFailAtOnce() throws {
+        let relay = try ScriptedRelay([.sendText(Self.established), .hold])
+        defer { relay.stop() }
+        let socket = try Self.open(relay, timeout: .seconds(5))
+        socket.close()
+        let started = ContinuousClock.now
+        let read = #expect(throws: IOError.self) { try socket.read() }
+        #expect(read?.errno == EBADF)
+        let write = #expect(throws: IOError.self) { try socket.write([1]) }
+        #expect(write?.errno == EBADF)
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
 }
 
 /// Hands a non-Sendable value to one other thread; the test's semaphore orders the accesses.
