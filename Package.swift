@@ -7,6 +7,8 @@ let package = Package(
     name: "dynrelay",
     platforms: [.macOS(.v15)],
     products: [
+        // For bench/AuditBench, which times the audit trail's writer on its own.
+        .library(name: "RelayServer", targets: ["RelayServer"]),
         .executable(name: "dynrelay", targets: ["dynrelay"]),
         .library(name: "RelayClient", targets: ["RelayClient"]),
     ],

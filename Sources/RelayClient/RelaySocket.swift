@@ -12,15 +12,16 @@ public final class RelaySocket {
     private let timeoutMs: Int32
 
     /// Connects to the relay at `proxyIP:proxyPort` and opens a tunnel to `host:port`.
-    /// Throws `ProxyConnectHandshake.Failure` when the relay refuses (status and reason code),
-    /// `IOError` when the relay cannot be reached.
+    /// Throws `ProxyConnectHandshake.Failure` when the relay refuses (status and reason code)
+    /// or does not answer like an HTTP proxy, `IOError` when it cannot be reached or a wait
+    /// outlasts `timeout` (errno `ETIMEDOUT`).
     public init(proxyIP: String, proxyPort: UInt16, host: String, port: UInt16,
                 extraHeaders: [(name: String, value: String)] = [], timeout: Duration = .seconds(10)) throws {
         guard let proxy = SocketAddress(ip: proxyIP, port: proxyPort) else {
             throw IOError("relay address \(proxyIP)", errno: EINVAL)
         }
         self.timeoutMs = Int32(clamping: timeout.monotonicNanos / 1_000_000)
-        self.fd = try Self.connectBlocking(proxy)
+        self.fd = try Self.connect(to: proxy, timeoutMs: timeoutMs)
         self.pending = []
         var handshake = ProxyConnectHandshake(host: host, port: port, extraHeaders: extraHeaders)
         do {
@@ -67,6 +68,7 @@ public final class RelaySocket {
         if fd >= 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
     }
 
+    /// Closes both directions; later reads and writes throw `EBADF`.
     public func close() {
         if fd >= 0 {
             Glibc.close(fd)
@@ -74,32 +76,51 @@ public final class RelaySocket {
         }
     }
 
-    private static func connectBlocking(_ address: SocketAddress) throws -> Int32 {
-        let fd = socket(address.ipBytes.count == 4 ? AF_INET : AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    /// A non-blocking socket whose connect is bounded by the timeout like every other wait:
+    /// a relay that drops SYNs would otherwise hold `init` for the kernel's SYN retries
+    /// (about two minutes). The socket stays non-blocking, so no `send` can block past a
+    /// wait either.
+    private static func connect(to address: SocketAddress, timeoutMs: Int32) throws -> Int32 {
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        let fd = socket(address.family, flags, 0)
         guard fd >= 0 else { throw IOError("socket", errno: errno) }
-        let result = address.withSockAddr { connect(fd, $0, $1) }
-        guard result == 0 else {
-            let code = errno
+        do {
+            guard address.withSockAddr({ Glibc.connect(fd, $0, $1) }) != 0 else { return fd }
+            guard errno == EINPROGRESS else { throw IOError("connect \(address)", errno: errno) }
+            try wait(fd, for: Int16(POLLOUT), timeoutMs: timeoutMs, operation: "connect \(address)")
+            var failure: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) == 0 else {
+                throw IOError("connect \(address)", errno: errno)
+            }
+            if failure != 0 { throw IOError("connect \(address)", errno: failure) }
+            return fd
+        } catch {
             Glibc.close(fd)
-            throw IOError("connect \(address)", errno: code)
+            throw error
         }
-        return fd
     }
 
-    private func wait(for events: Int16) throws {
+    private static func wait(_ fd: Int32, for events: Int16, timeoutMs: Int32, operation: String) throws {
         var descriptor = pollfd(fd: fd, events: events, revents: 0)
         while true {
             let ready = poll(&descriptor, 1, timeoutMs)
             if ready > 0 { return }
-            if ready == 0 { throw IOError("poll", errno: ETIMEDOUT) }
-            if errno != EINTR { throw IOError("poll", errno: errno) }
+            if ready == 0 { throw IOError(operation, errno: ETIMEDOUT) }
+            if errno != EINTR { throw IOError(operation, errno: errno) }
         }
+    }
+
+    private func wait(for events: Int16, operation: String) throws {
+        // poll(2) skips a negative descriptor and would report a timeout after the full wait.
+        guard fd >= 0 else { throw IOError(operation, errno: EBADF) }
+        try Self.wait(fd, for: events, timeoutMs: timeoutMs, operation: operation)
     }
 
     private func writeAll(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            try wait(for: Int16(POLLOUT))
+            try wait(for: Int16(POLLOUT), operation: "send")
             let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
@@ -112,7 +133,7 @@ public final class RelaySocket {
     private func readSome(max: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max)
         while true {
-            try wait(for: Int16(POLLIN))
+            try wait(for: Int16(POLLIN), operation: "recv")
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count >= 0 { return Array(buffer[..<count]) }
             if errno == EINTR || errno == EAGAIN { continue }

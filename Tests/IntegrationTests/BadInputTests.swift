@@ -97,32 +97,33 @@ extension IntegrationSuite {
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 
-        @Test("invalid chunk size in a forwarded body: 400 or close, audited bad-chunk")
+        /// The origin cannot answer a body it has not seen the end of, and the relay never
+        /// forwards the bad chunk, so no response head can have gone out: the relay answers
+        /// 400 itself (it could only reset a client whose response had started).
+        @Test("invalid chunk size in a forwarded body: 400 bad-chunk, audited with that status")
         func invalidChunkSize() throws {
             let fixture = try Fixture()
             defer { fixture.stop() }
             let origin = "127.0.0.1:\(fixture.origin.port)"
             let socket = try TestSocket.connect(port: fixture.relay.proxyPort)
             try socket.write("POST http://\(origin)/upload HTTP/1.1\r\nHost: \(origin)\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nhello\r\n0\r\n\r\n")
-            // The head may already be forwarded, so a 400 is not always possible; the
-            // connection must end either way, without a 200 for the broken body.
-            var answered: RawResponse?
-            if let head = try? ProxyClient.readResponse(socket) { answered = head }
-            if let answered {
-                #expect(answered.status == 400, "got \(answered.statusLine)")
-            }
+            let response = try ProxyClient.readResponse(socket)
+            Expect.refusal(response, status: 400, reason: "bad-chunk")
             #expect(ProxyClient.closes(socket))
             let rows = fixture.relay.audit.waitForEvents(where: "reason = 'bad-chunk'")
-            #expect(rows.count >= 1, "audit:\n\(fixture.relay.audit.dump())")
-            if let answered {
-                #expect(rows.first?["status"] == String(answered.status), "the row carries the status sent")
-            }
+            #expect(rows.count == 1, "audit:\n\(fixture.relay.audit.dump())")
+            #expect(rows.first?["status"] == "400", "the row carries the status sent")
             #expect(!fixture.origin.requests.contains { $0.bodyError == nil && $0.bodyCount > 0 },
                     "the origin must not receive a complete body built from an invalid chunk")
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 
-        @Test("slow-drip head: header-timeout answers 408 (or closes) and is audited in its source's count")
+        /// A client that sent part of a head when the header timeout ends it is told why: 408
+        /// with the reason code, then the close (RFC 9110 §15.5.9: the request did not arrive
+        /// complete in time; haproxy answers a partial head the same way). One that sent
+        /// nothing has no request to answer and gets a bare close, as haproxy's
+        /// `option http-ignore-probes` does (`silentConnectionIsClosedWithoutAnAnswer`).
+        @Test("slow-drip head: header-timeout answers 408 and is audited in its source's count")
         func slowDripHead() throws {
             let fixture = try Fixture(extraConfig: ["header-timeout 1s", "refusal-summary-interval 500ms"])
             defer { fixture.stop() }
@@ -141,15 +142,31 @@ extension IntegrationSuite {
             }
             let elapsed = Date().timeIntervalSince(started)
             #expect(elapsed < 6, "no answer \(elapsed) s into a 1 s header timeout")
-            if let response = try? ProxyClient.readResponse(socket) {
-                Expect.refusal(response, status: 408, reason: "header-timeout")
-            }
+            let response = try ProxyClient.readResponse(socket)
+            Expect.refusal(response, status: 408, reason: "header-timeout")
             #expect(ProxyClient.closes(socket))
             let rows = fixture.relay.audit.waitForEvents(where: "reason LIKE 'header-timeout: 1 connection between %'")
             #expect(rows.count == 1, "audit:\n\(fixture.relay.audit.dump())")
             #expect(rows.first?["client"] == "127.0.0.1", "counted by source, not by connection")
             #expect(rows.first?["status"] == "408")
             #expect(fixture.origin.requests.isEmpty)
+            Expect.unaffected(fixture.relay, fixture.healthy)
+        }
+
+        /// An idle connection with no byte of a request has nothing to answer: the relay
+        /// closes it without a byte, and counts it with no status.
+        @Test("silent connection: header-timeout closes it without an answer, counted with no status")
+        func silentConnectionIsClosedWithoutAnAnswer() throws {
+            let fixture = try Fixture(extraConfig: ["header-timeout 1s", "refusal-summary-interval 500ms"])
+            defer { fixture.stop() }
+            let socket = try TestSocket.connect(port: fixture.relay.proxyPort)
+            let started = Date()
+            #expect(try socket.read() == [], "a FIN with no byte before it")
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(elapsed > 0.5 && elapsed < 6, "closed \(elapsed) s into a 1 s header timeout")
+            let rows = fixture.relay.audit.waitForEvents(where: "reason LIKE 'header-timeout: 1 connection between %'")
+            #expect(rows.count == 1, "audit:\n\(fixture.relay.audit.dump())")
+            #expect(rows.first?["status"] == nil, "nothing was sent, so no status is recorded")
             Expect.unaffected(fixture.relay, fixture.healthy)
         }
 

@@ -60,7 +60,7 @@ import Testing
         // The lookups have exactly the shapes DigestAuthenticator takes.
         let ha1: DigestAuthenticator.HA1Lookup = users.digestHA1
         let userhash: DigestAuthenticator.UserhashLookup = users.userForUserhash
-        #expect(ha1("alice", UserFixtures.realm, .sha256) != nil)
+        #expect(ha1("alice", UserFixtures.realm, .sha256) == DigestAlgorithm.sha256.ha1(user: "alice", realm: UserFixtures.realm, password: "4lice-pw"))
         #expect(userhash(DigestAlgorithm.sha256.userhash(user: "alice", realm: UserFixtures.realm), UserFixtures.realm, .sha256) == "alice")
     }
 
