@@ -15,10 +15,12 @@ public struct ChildCommand: Sendable, Equatable {
     public var arguments: [String]
     /// Variables set (or replaced) on top of the daemon's environment, e.g. `KRB5_KTNAME`.
     public var environment: [String: String]
+    /// Where the child's stderr goes.
     public var standardError: StandardError
     /// The word logs use for this program: its file name.
     public var name: String { String(executable.split(separator: "/").last ?? Substring(executable)) }
 
+    /// A command; `executable` must be an absolute path.
     public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
                 standardError: StandardError = .inherit) {
         self.executable = executable

@@ -9,6 +9,7 @@ public enum ChildExit: Sendable, Equatable, CustomStringConvertible {
     /// Someone else collected it first (SIGCHLD set to SIG_IGN): nothing to tell.
     case unknown
 
+    /// As logs say it: `exit status 3`, `killed by signal 9`.
     public var description: String {
         switch self {
         case .exited(let status): "exit status \(status)"

@@ -36,7 +36,9 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// What each child runs.
     public let command: ChildCommand
+    /// The loop that owns the child's descriptors and runs the callbacks.
     public let loop: EventLoop
     /// A child started (its pid given); bytes for it can be sent from here on.
     public var onStart: (pid_t) -> Void = { _ in }
@@ -63,6 +65,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The running child's pid.
     public var pid: pid_t? { running?.spawned.pid }
+    /// A child is running (none while one waits for its restart, or after `close()`).
     public var isRunning: Bool { running != nil }
     /// Recent children died without answering and none is running: the owner should fail
     /// requests at once rather than queue them for a child that may never come up.

@@ -12,6 +12,7 @@ public struct HelperLineBuffer: Sendable {
         case tooLong
     }
 
+    /// Longest line accepted, without its newline.
     public let maxLineLength: Int
     private var bytes: [UInt8] = []
     /// Where the next line starts; consumed bytes are dropped in batches, not per line.
@@ -19,6 +20,7 @@ public struct HelperLineBuffer: Sendable {
     /// Bytes before this offset hold no newline: do not scan them twice.
     private var scanned = 0
 
+    /// An empty buffer.
     public init(maxLineLength: Int) {
         self.maxLineLength = maxLineLength
     }

@@ -4,9 +4,11 @@
 /// above all) are refused before anything is written, so `user\n0 admin pw` can never become
 /// a second request, and the words are escaped the way Squid escapes them.
 public enum HelperRequestLine {
-    /// Longest user name and password accepted (Squid's own buffers are 256 bytes each).
+    /// Longest user name accepted, in bytes (Squid's own buffer holds 256).
     public static let maxUserLength = 256
+    /// Longest Basic password accepted, in bytes.
     public static let maxPasswordLength = 1024
+    /// Longest Digest realm accepted, in bytes.
     public static let maxRealmLength = 256
 
     /// `user password`, both rfc1738-escaped as Squid's Basic scheme sends them

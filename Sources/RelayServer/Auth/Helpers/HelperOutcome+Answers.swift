@@ -3,7 +3,14 @@ import RelayCore
 // What each scheme makes of a request that got no reply: the pool's refusals and a broken
 // helper become the answers' own cases; a reply is read by RelayCore.
 
-extension HelperVerdict {
+/// A Basic or Digest lookup's answer: both meet a request that got no reply alike.
+protocol HelperLookupAnswer {
+    init(reply: HelperReply)
+    static func helperBroken(reason: String) -> Self
+    static var overloaded: Self { get }
+}
+
+extension HelperLookupAnswer {
     init(_ outcome: HelperProcess.Outcome) {
         switch outcome {
         case .reply(let reply): self.init(reply: reply)
@@ -13,15 +20,8 @@ extension HelperVerdict {
     }
 }
 
-extension HelperDigestAnswer {
-    init(_ outcome: HelperProcess.Outcome) {
-        switch outcome {
-        case .reply(let reply): self.init(reply: reply)
-        case .broken(let reason): self = .helperBroken(reason: reason)
-        case .overloaded: self = .overloaded
-        }
-    }
-}
+extension HelperVerdict: HelperLookupAnswer {}
+extension HelperDigestAnswer: HelperLookupAnswer {}
 
 extension HelperTokenAnswer {
     init(_ outcome: HelperProcess.Outcome, scheme: AuthConfig.Scheme, maxTokenLength: Int) {
