@@ -1,8 +1,12 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// Layers, arrows pointing down only (see ../shared/DESIGN.md):
-//   dynrelay → RelayServer → RelayClient → RelayIO → RelayCore → CRelayShims → system libraries
+// Each target imports only what it declares, and the arrows point down only:
+//   dynrelay     → RelayServer, RelayCore
+//   RelayServer  → RelayIO, RelayCore, CSQLite, CSystemd, CGSSAPI
+//   RelayClient  → RelayIO, RelayCore
+//   RelayIO      → CRelayShims   (event loops, sockets, splice, child processes; no HTTP, no auth)
+//   RelayCore    → COpenSSL      (pure logic: parsing, auth state machines, policy, audit model)
 let package = Package(
     name: "dynrelay",
     platforms: [.macOS(.v15)],
@@ -18,19 +22,20 @@ let package = Package(
         .systemLibrary(name: "CGSSAPI", pkgConfig: "krb5-gssapi", providers: [.apt(["libkrb5-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CRelayShims"),
-        .target(name: "RelayCore", dependencies: ["CRelayShims", "COpenSSL"]),
+        .target(name: "RelayCore", dependencies: ["COpenSSL"]),
         .target(name: "RelayIO", dependencies: ["CRelayShims"]),
         .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO"]),
-        .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "COpenSSL", "CGSSAPI"]),
-        .executableTarget(name: "dynrelay", dependencies: ["RelayServer"]),
-        // The throwaway MIT KDC (ENGINEERING.md trap 9), shared by the server and integration tests.
+        .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "CGSSAPI"]),
+        .executableTarget(name: "dynrelay", dependencies: ["RelayServer", "RelayCore"]),
+        // A throwaway MIT KDC on a loopback port, shared by the server and integration tests.
         .target(name: "KerberosTestSupport", path: "Tests/KerberosTestSupport"),
         // Another process's SQLite write lock, shared by the server and integration tests.
         .target(name: "SQLiteTestSupport", dependencies: ["CSQLite"], path: "Tests/SQLiteTestSupport"),
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "RelayIOTests", dependencies: ["RelayIO"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "CSQLite", "CGSSAPI", "KerberosTestSupport", "SQLiteTestSupport"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "RelayIO", "CSQLite", "CGSSAPI", "KerberosTestSupport", "SQLiteTestSupport"]),
         .testTarget(name: "RelayClientTests", dependencies: ["RelayClient"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "CSQLite", "KerberosTestSupport", "SQLiteTestSupport"]),
+        // `dynrelay` is a dependency so that the binary the tests start is built first.
+        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "COpenSSL", "CSQLite", "KerberosTestSupport", "SQLiteTestSupport"]),
     ]
 )

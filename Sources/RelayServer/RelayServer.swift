@@ -1,4 +1,3 @@
-import CRelayShims
 import Dispatch
 import Glibc
 import RelayCore
@@ -203,7 +202,7 @@ public final class RelayServer: Sendable {
     private func refuse(_ fd: Int32, _ reason: ReasonCode, httpAnswer: Bool) {
         guard httpAnswer else { return closeWithReset(fd) }
         let bytes = ProxyResponses.refusal(reason)
-        _ = bytes.withUnsafeBytes { crelay_send_nosignal(fd, $0.baseAddress, $0.count) }
+        sendBestEffort(fd, bytes)
         close(fd)
     }
 

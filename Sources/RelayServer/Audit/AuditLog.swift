@@ -2,7 +2,8 @@ import Dispatch
 import RelayCore
 import Synchronization
 
-/// The append-only, hash-chained audit trail in SQLite (CONTRACT.md, "Audit table").
+/// The append-only, hash-chained audit trail in SQLite: the table is `AuditSchema`, a row
+/// and its place in the chain are RelayCore's `AuditCanonical` and `AuditHashChain`.
 ///
 /// `append` only queues: the event loops never wait on the disk. A dedicated serial queue
 /// takes everything pending and writes it in transactions of at most `maxBatchSize` rows

@@ -1,5 +1,5 @@
-/// The `audit_events` table as CONTRACT.md fixes it, shared by the writer and the verifier
-/// so both name the columns in the same order as `AuditCanonical`.
+/// The `audit_events` table, which reviewers' tools read directly: shared by the writer and
+/// the verifier so both name the columns in the same order as `AuditCanonical`.
 ///
 /// No index on `ts`: the writer keeps `ts` non-decreasing in `seq` order, so a time range
 /// is a seq range found by bisection (`AuditLog.query`). An index on `ts` cost every group

@@ -15,7 +15,7 @@ struct AuthHelpers: Sendable {
     /// Pools for every `auth-helper` line; their I/O runs on `loop`.
     init(_ config: AuthConfig, loop: EventLoop, log: RelayLog) {
         for helper in config.helpers {
-            let command = HelperCommand(executable: helper.argv[0], arguments: Array(helper.argv.dropFirst()))
+            let command = ChildCommand(executable: helper.argv[0], arguments: Array(helper.argv.dropFirst()))
             let configuration = HelperPoolConfiguration(processes: helper.children, concurrency: helper.concurrency)
             switch helper.scheme {
             case .basic: basic = ConcurrentHelperPool(command: command, configuration: configuration, loop: loop, log: log)

@@ -9,8 +9,45 @@ import RelayIO
 final class ClientConnection: @unchecked Sendable, IdleTracked {
     /// Above this many queued bytes for one side, stop reading the other side.
     private static let highWater = 64 * 1024
-    /// How long a refused client may keep sending before the socket is closed under it.
-    private static let lingerTime: Duration = .seconds(2)
+
+    /// Where the connection is in its life; each phase allows only the reads it names.
+    private enum Phase {
+        /// Reading the client's requests and relaying.
+        case serving
+        /// The client half-closed: its requests are all in, answers still go out.
+        case clientDone
+        /// The session closed the connection: what is queued for the client goes out and
+        /// nothing more is read; then what `afterwards` says.
+        case closing(afterwards: AfterClosing)
+        /// The client's socket is closed, lingering on its own, or carried by a `TunnelRelay`:
+        /// only a pending audit commit still reaches the session.
+        case finished
+    }
+
+    private enum AfterClosing {
+        /// The client already sent its FIN: nothing more can come, close at once.
+        case close
+        /// The client may still be sending its refused request: linger (`LingeringClose`),
+        /// so it reads our answer instead of a reset that destroys it.
+        case linger
+    }
+
+    /// The connected upstream and what is only true while it exists.
+    private struct Upstream {
+        let socket: StreamSocket
+        let writer: BufferedWriter
+        /// Its reads were started once; after that they are paused and resumed.
+        var reading = false
+    }
+
+    /// An authentication call's answer may come inside the call, while the session is still
+    /// issuing actions; a session never takes an event then, so that answer waits.
+    private enum AuthCall {
+        case none
+        case inCall
+        /// Answered inside the call: delivered once the session's current actions are done.
+        case answered(ProxyAuthOutcome)
+    }
 
     private let context: LoopContext
     private let settings: RuntimeSettings
@@ -19,24 +56,15 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private var session: ProxySession
     private let client: StreamSocket
     private let toClient: BufferedWriter
-    private var upstream: StreamSocket?
-    private var toUpstream: BufferedWriter?
-    private var upstreamReading = false
+    private var phase = Phase.serving
+    private var upstream: Upstream?
     private var connectAttempt: ConnectAttempt?
     /// Created at the first request that needs it; holds connection-bound handshakes.
     private var authenticator: ConnectionAuthenticator?
-    /// An authentication answered inside the call, delivered once the session's current
-    /// actions are done (a session never takes an event while issuing actions).
-    private var authAnsweredNow: ProxyAuthOutcome?
-    private var authCallInProgress = false
+    private var authCall = AuthCall.none
     /// The configuration's authenticator, followed across reloads.
     private var currentAuthenticator: ProxyAuthenticator?
     private var headerTimer: LoopTimer?
-    private var lingerTimer: LoopTimer?
-    private var clientEOF = false
-    private var closing = false
-    private var lingering = false
-    private var finished = false
     private(set) var lastActivity: UInt64
 
     init(context: LoopContext, fd: Int32, identity: SessionIdentity) {
@@ -67,7 +95,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     var stalledSince: UInt64? {
-        earliest(toClient.stalledSince, toUpstream?.stalledSince)
+        earliest(toClient.stalledSince, upstream?.writer.stalledSince)
     }
 
     func stallTimedOut() {
@@ -86,11 +114,8 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private static let readsPerEvent = 32
 
     private func clientReadable() {
-        if lingering {
-            return discardUntilEOF()
-        }
         var reads = 0
-        while !finished && !closing && wantsClient && reads < Self.readsPerEvent {
+        while wantsClient && reads < Self.readsPerEvent {
             switch client.read(into: context.scratch) {
             case .bytes(let count):
                 reads += 1
@@ -101,7 +126,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
             case .wouldBlock:
                 return updateInterest()
             case .eof:
-                clientEOF = true
+                phase = .clientDone
                 deliver(.clientEOF)
             case .error:
                 return clientFailed(.clientReset)
@@ -112,7 +137,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
 
     private func upstreamReadable() {
         var reads = 0
-        while !finished, let socket = upstream, wantsUpstream, reads < Self.readsPerEvent {
+        while !isFinished, let socket = upstream?.socket, wantsUpstream, reads < Self.readsPerEvent {
             switch socket.read(into: context.scratch) {
             case .bytes(let count):
                 reads += 1
@@ -148,8 +173,15 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         currentAuthenticator = reloaded.authenticator
     }
 
+    private var isFinished: Bool {
+        if case .finished = phase { true } else { false }
+    }
+
+    /// Only a serving connection reads its client, and only what the session and the
+    /// upstream's queue can take.
     private var wantsClient: Bool {
-        !clientEOF && session.wantsClientBytes && (toUpstream?.pendingBytes ?? 0) < Self.highWater
+        guard case .serving = phase else { return false }
+        return session.wantsClientBytes && (upstream?.writer.pendingBytes ?? 0) < Self.highWater
     }
 
     private var wantsUpstream: Bool {
@@ -158,36 +190,36 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
 
     /// Arms exactly the reads that can make progress now: backpressure in both directions.
     private func updateInterest() {
-        guard !finished, !lingering else { return }
-        if !closing && wantsClient {
+        guard !isFinished else { return }
+        if wantsClient {
             client.resumeReading()
         } else {
             client.pauseReading()
         }
-        if let socket = upstream {
+        if let link = upstream {
             if wantsUpstream {
-                if upstreamReading {
-                    socket.resumeReading()
+                if link.reading {
+                    link.socket.resumeReading()
                 } else {
-                    upstreamReading = true
-                    socket.startReading { [self] in upstreamReadable() }
+                    upstream?.reading = true
+                    link.socket.startReading { [self] in upstreamReadable() }
                 }
-            } else if upstreamReading {
-                socket.pauseReading()
+            } else if link.reading {
+                link.socket.pauseReading()
             }
         }
     }
 
     private func drained() {
         lastActivity = monotonicNanos()
-        if closing && toClient.pendingBytes == 0 {
-            return beginLinger()
+        if case .closing(let afterwards) = phase, toClient.pendingBytes == 0 {
+            return closeDrained(afterwards)
         }
         updateInterest()
     }
 
     private func deliver(_ event: ProxySessionEvent) {
-        guard !finished else { return }
+        guard !isFinished else { return }
         // Any event may lead the session to decide a request already buffered (pipelined).
         followReloads()
         execute(session.handle(event, now: monotonicNanos()))
@@ -198,12 +230,12 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
 
     private func execute(_ actions: [ProxySessionAction]) {
         for action in actions {
-            guard !finished else { return }
+            guard !isFinished else { return }
             switch action {
             case .sendToClient(let bytes):
                 toClient.enqueue(bytes)
             case .sendToUpstream(let bytes):
-                toUpstream?.enqueue(bytes)
+                upstream?.writer.enqueue(bytes)
             case .resolve(let name, let port):
                 resolve(name, port: port)
             case .connect(let address, let port):
@@ -228,7 +260,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
             case .closeUpstream:
                 closeUpstream()
             case .resetUpstream:
-                upstream?.setLinger0()
+                upstream?.socket.setLinger0()
                 closeUpstream()
             case .closeClient:
                 beginClose()
@@ -237,8 +269,8 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 finish()
             }
         }
-        // Taken, not copied: the outcome carries the principal's strings.
-        if let outcome = authAnsweredNow.take() {
+        if case .answered(let outcome) = authCall {
+            authCall = .none
             deliver(.authFinished(outcome))
         }
     }
@@ -264,7 +296,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
             connectAttempt = nil
             switch result {
             case .success(let fd):
-                guard !finished else {
+                guard !isFinished else {
                     close(fd)
                     return
                 }
@@ -273,9 +305,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
                 let writer = BufferedWriter(socket: socket)
                 writer.onError = { [self] _ in deliver(.upstreamFailed) }
                 writer.onDrained = { [self] in updateInterest() }
-                upstream = socket
-                toUpstream = writer
-                upstreamReading = false
+                upstream = Upstream(socket: socket, writer: writer)
                 deliver(.upstreamConnected)
             case .failure(let error):
                 deliver(.upstreamConnectFailed(context.shared.connectFailureReason(error)))
@@ -290,7 +320,7 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let loop = context.loop
         context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
             loop.execute { [self] in
-                if finished {
+                if isFinished {
                     settleAfterFinish(committed ? .auditCommitted : .auditFailed)
                 } else {
                     deliver(committed ? .auditCommitted : .auditFailed)
@@ -317,19 +347,19 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let auth = authenticator ?? ConnectionAuthenticator(shared: shared, loop: context.loop,
                                                             clientAddress: identity.client)
         authenticator = auth
-        authCallInProgress = true
+        authCall = .inCall
         auth.authenticate(request) { [self] outcome in
-            if authCallInProgress {
-                authAnsweredNow = outcome
+            if case .inCall = authCall {
+                authCall = .answered(outcome)
             } else {
                 deliver(.authFinished(outcome))
             }
         }
-        authCallInProgress = false
+        if case .inCall = authCall { authCall = .none }
     }
 
     private func startTunnel(_ tunnel: TunnelContext, established: [UInt8], leftover: [UInt8]) {
-        guard let socket = upstream else {
+        guard let socket = upstream?.socket else {
             // The session only tunnels once connected; without an upstream there is nothing to relay.
             return clientFailed(.internalError)
         }
@@ -338,14 +368,13 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         let toClientFirst = toClient.takeUnsent() + established
         headerTimer?.cancel()
         headerTimer = nil
-        finished = true
+        phase = .finished
         breakCycles()
         authenticator?.close()
         context.untrack(self)
         let clientFD = client.detachFD()
         let upstreamFD = socket.detachFD()
         upstream = nil
-        toUpstream = nil
         // The connection count moves with the sockets: the relay releases it when it ends.
         TunnelRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD, clientLeftover: leftover,
                     toClientFirst: toClientFirst, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity,
@@ -355,79 +384,83 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private func closeUpstream() {
         connectAttempt?.cancel()
         connectAttempt = nil
-        toUpstream?.onError = nil
-        toUpstream?.onDrained = nil
-        upstream?.close()
+        upstream?.writer.onError = nil
+        upstream?.writer.onDrained = nil
+        upstream?.socket.close()
         upstream = nil
-        toUpstream = nil
-        upstreamReading = false
     }
 
     // MARK: Closing
 
     /// Something broke under the session: let it audit what was in flight, then close now.
     private func clientFailed(_ reason: ReasonCode) {
-        guard !finished else { return }
-        if !closing {
+        switch phase {
+        case .finished:
+            return
+        case .serving, .clientDone:
             execute(session.handle(.connectionLost(reason), now: monotonicNanos()))
+        case .closing:
+            break  // the session is done with this connection
         }
         finish()
     }
 
     /// Sends what is queued (a refusal, the end of a response), then closes gently.
     private func beginClose() {
-        guard !closing else { return }
-        closing = true
+        let afterwards: AfterClosing
+        switch phase {
+        case .serving: afterwards = .linger
+        case .clientDone: afterwards = .close
+        case .closing, .finished: return
+        }
+        phase = .closing(afterwards: afterwards)
         headerTimer?.cancel()
         headerTimer = nil
         closeUpstream()
         if toClient.pendingBytes == 0 {
-            beginLinger()
+            closeDrained(afterwards)
         } else {
             client.pauseReading()
         }
     }
 
-    /// Half-close and read until the client closes (or a short deadline), so a client still
-    /// sending its rejected request gets our answer instead of a reset that destroys it.
-    private func beginLinger() {
-        guard !lingering, !finished else { return }
-        lingering = true
-        client.shutdownWrite()
-        if clientEOF {
-            return finish()
-        }
-        lingerTimer = context.loop.scheduleTimer(after: Self.lingerTime) { [self] in finish() }
-        client.resumeReading()
-    }
-
-    private func discardUntilEOF() {
-        for _ in 0..<Self.readsPerEvent {
-            switch client.read(into: context.scratch) {
-            case .bytes: continue
-            case .wouldBlock: return
-            case .eof, .error: return finish()
-            }
+    /// Everything owed to the client is written: FIN, then either close or linger.
+    private func closeDrained(_ afterwards: AfterClosing) {
+        switch afterwards {
+        case .close:
+            client.shutdownWrite()
+            finish()
+        case .linger:
+            tearDown()
+            let shared = context.shared, identity = identity
+            // The connection counts until the lingering descriptor is closed.
+            _ = LingeringClose.start(client.detachFD(), on: context.loop, pipes: context.pipes,
+                                     closed: { shared.connectionClosed(identity) })
         }
     }
 
+    /// Closes the client now; a reset when bytes it was owed are lost.
     private func finish() {
-        guard !finished else { return }
-        finished = true
+        guard !isFinished else { return }
         if toClient.pendingBytes > 0 {
             // Bytes the client was owed are lost (the drain deadline, an idle timeout during
             // a refusal it does not read): a reset says so where a FIN would not.
             client.setLinger0()
         }
+        tearDown()
+        client.close()
+        context.shared.connectionClosed(identity)
+    }
+
+    /// Ends everything but the client's descriptor, which the caller closes or hands on.
+    private func tearDown() {
+        phase = .finished
         headerTimer?.cancel()
-        lingerTimer?.cancel()
         closeUpstream()
         breakCycles()
         authenticator?.close()
         session.takeTunnelQuotaPlace()?.release()
-        client.close()
         context.untrack(self)
-        context.shared.connectionClosed(identity)
     }
 
     /// The writer callbacks hold this connection; drop them so it can be freed.

@@ -121,19 +121,6 @@ final class ServerShared: Sendable {
                    + "refusing with 503 \(ReasonCode.outOfDescriptors.rawValue); lower max-connections or raise LimitNOFILE=")
     }
 
-    /// The reason an upstream connect failed with `error`; running out of descriptors is
-    /// named (and logged) as such, not taken for an unreachable server.
-    func connectFailureReason(_ error: IOError) -> ReasonCode {
-        switch error.errno {
-        case ECONNREFUSED: return .upstreamRefused
-        case ETIMEDOUT: return .upstreamTimeout
-        case EMFILE, ENFILE:
-            noteOutOfDescriptors()
-            return .outOfDescriptors
-        default: return .upstreamUnreachable
-        }
-    }
-
     /// The refusals counted since the last call (one atomic exchange; 0 nearly always).
     func takeUnrecordedRefusals() -> Int {
         guard unrecordedRefusals.load(ordering: .relaxed) > 0 else { return 0 }

@@ -16,7 +16,7 @@ public final class ConcurrentHelperPool: @unchecked Sendable {
         let completion: HelperProcess.Completion
     }
 
-    public let command: HelperCommand
+    public let command: ChildCommand
     public let configuration: HelperPoolConfiguration
     private let loop: EventLoop
     private var processes: [HelperProcess] = []
@@ -25,7 +25,7 @@ public final class ConcurrentHelperPool: @unchecked Sendable {
     private var isClosed = false
 
     /// Starts `configuration.processes` copies of `command` on `loop`.
-    public init(command: HelperCommand, configuration: HelperPoolConfiguration, loop: EventLoop, log: RelayLog) {
+    public init(command: ChildCommand, configuration: HelperPoolConfiguration, loop: EventLoop, log: RelayLog) {
         self.command = command
         self.configuration = configuration
         self.loop = loop

@@ -23,7 +23,7 @@ public final class StatefulHelperPool: Sendable {
 
     /// `.ntlm` or `.negotiate`: how the helper's older `AF` answer reads.
     public let scheme: AuthConfig.Scheme
-    public let command: HelperCommand
+    public let command: ChildCommand
     public let configuration: HelperPoolConfiguration
     let loop: EventLoop
     private let log: RelayLog
@@ -31,7 +31,7 @@ public final class StatefulHelperPool: Sendable {
 
     /// Starts no process yet: the first `begin()` does. `configuration.concurrency` is
     /// ignored (stateful helpers take one request at a time).
-    public init(scheme: AuthConfig.Scheme, command: HelperCommand, configuration: HelperPoolConfiguration,
+    public init(scheme: AuthConfig.Scheme, command: ChildCommand, configuration: HelperPoolConfiguration,
                 loop: EventLoop, log: RelayLog) {
         precondition(scheme == .ntlm || scheme == .negotiate, "only NTLM and Negotiate helpers are stateful")
         self.scheme = scheme

@@ -1,13 +1,14 @@
 import Foundation
 import Glibc
 import RelayCore
+import RelayIO
 @testable import RelayServer
 import Testing
 
 /// basic_ncsa_auth, the real Debian binary, behind a ConcurrentHelperPool.
 @Suite struct BasicHelperTests {
     let dir: TempDir
-    let command: HelperCommand
+    let command: ChildCommand
 
     /// Users in every hash format basic_ncsa_auth reads: APR1 (htpasswd's default), MD5-crypt,
     /// SHA-256-crypt; `spacey` has a password with spaces and `%` in it.
@@ -22,7 +23,7 @@ import Testing
             dörte:\(try SquidHelpers.opensslPasswd("-5", "grüße"))
 
             """, to: htpasswd)
-        command = HelperCommand(executable: try SquidHelpers.path("basic_ncsa_auth"), arguments: [htpasswd])
+        command = ChildCommand(executable: try SquidHelpers.path("basic_ncsa_auth"), arguments: [htpasswd])
     }
 
     func check(_ pool: ConcurrentHelperPool, _ user: String, _ password: String) throws -> HelperVerdict {
@@ -103,7 +104,7 @@ import Testing
 
     @Test func aKilledHelperFailsItsRequestAndIsReplaced() throws {
         // A helper stuck on a request: `sleep` never reads it, so kill -9 lands mid-request.
-        let stuck = SquidHelpers.concurrentPool(HelperCommand(executable: "/bin/sleep", arguments: ["1000"]),
+        let stuck = SquidHelpers.concurrentPool(ChildCommand(executable: "/bin/sleep", arguments: ["1000"]),
                                                 processes: 1, concurrency: 0)
         defer { stuck.close() }
         #expect(eventually { stuck.pids().count == 1 })
@@ -133,7 +134,7 @@ import Testing
     }
 
     @Test func aHelperThatExitsAtOnceIsRestartedRarelyAndRequestsFailFast() throws {
-        let pool = SquidHelpers.concurrentPool(HelperCommand(executable: "/bin/false"), processes: 2, concurrency: 0)
+        let pool = SquidHelpers.concurrentPool(ChildCommand(executable: "/bin/false"), processes: 2, concurrency: 0)
         defer { pool.close() }
         usleep(300_000)
         let started = Date()
@@ -152,7 +153,7 @@ import Testing
     }
 
     @Test func aMissingBinaryIsABrokenHelperNotACrash() throws {
-        let pool = SquidHelpers.concurrentPool(HelperCommand(executable: "/nonexistent/basic_auth"),
+        let pool = SquidHelpers.concurrentPool(ChildCommand(executable: "/nonexistent/basic_auth"),
                                                processes: 1, concurrency: 0)
         defer { pool.close() }
         guard case .helperBroken = try check(pool, "alice", "secret") else {
@@ -162,7 +163,7 @@ import Testing
     }
 
     @Test func aRequestTheHelperNeverAnswersTimesOut() throws {
-        let pool = SquidHelpers.concurrentPool(HelperCommand(executable: "/bin/sleep", arguments: ["1000"]),
+        let pool = SquidHelpers.concurrentPool(ChildCommand(executable: "/bin/sleep", arguments: ["1000"]),
                                                processes: 1, concurrency: 0, timeout: .milliseconds(300))
         defer { pool.close() }
         #expect(eventually { pool.pids().count == 1 })

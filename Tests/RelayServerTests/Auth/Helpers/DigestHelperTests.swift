@@ -1,13 +1,14 @@
 import Dispatch
 import RelayCore
+import RelayIO
 @testable import RelayServer
 import Testing
 
 /// digest_file_auth, the real Debian binary: HA1 lookups, with and without channel ids.
 @Suite struct DigestHelperTests {
     let dir: TempDir
-    let plain: HelperCommand
-    let hashed: HelperCommand
+    let plain: ChildCommand
+    let hashed: ChildCommand
 
     /// The plaintext file (`user:password`, the helper computes HA1 for any realm) and the
     /// `-c` file (`user:realm:HA1`, one realm per line).
@@ -17,8 +18,8 @@ import Testing
         try SquidHelpers.write("# users\nalice:secret\n\nbob:p a%s\n", to: dir.path("plain"))
         let carol = AuthHex.encode(SquidHelpers.md5("carol:Corp:pw"))
         try SquidHelpers.write("carol:Corp:\(carol)\n", to: dir.path("hashed"))
-        plain = HelperCommand(executable: helper, arguments: [dir.path("plain")])
-        hashed = HelperCommand(executable: helper, arguments: ["-c", dir.path("hashed")])
+        plain = ChildCommand(executable: helper, arguments: [dir.path("plain")])
+        hashed = ChildCommand(executable: helper, arguments: ["-c", dir.path("hashed")])
     }
 
     func lookup(_ pool: ConcurrentHelperPool, _ user: String, _ realm: String) throws -> HelperDigestAnswer {

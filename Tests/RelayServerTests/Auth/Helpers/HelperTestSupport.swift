@@ -21,7 +21,7 @@ enum SquidHelpers {
     static let loop = EventLoopGroup(count: 1).loops[0]
     static let quietLog = RelayLog(level: .error)
 
-    static func concurrentPool(_ command: HelperCommand, processes: Int, concurrency: Int, maxQueued: Int = 1024,
+    static func concurrentPool(_ command: ChildCommand, processes: Int, concurrency: Int, maxQueued: Int = 1024,
                                timeout: Duration = .seconds(10)) -> ConcurrentHelperPool {
         ConcurrentHelperPool(command: command,
                              configuration: HelperPoolConfiguration(processes: processes, concurrency: concurrency,

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RelayCore
+import RelayIO
 @testable import RelayServer
 import Testing
 
@@ -31,7 +32,7 @@ import Testing
     static func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(value >> (8 * $0) & 0xff) } }
 
     static func ntlmPool(processes: Int) throws -> StatefulHelperPool {
-        StatefulHelperPool(scheme: .ntlm, command: HelperCommand(executable: try SquidHelpers.path("ntlm_fake_auth")),
+        StatefulHelperPool(scheme: .ntlm, command: ChildCommand(executable: try SquidHelpers.path("ntlm_fake_auth")),
                            configuration: HelperPoolConfiguration(processes: processes),
                            loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
     }
@@ -143,7 +144,7 @@ import Testing
 
     @Test func finishingWithATokenAtTheHelperReplacesTheChild() throws {
         // `sleep` never answers: the token stays at the helper when the connection goes away.
-        let pool = StatefulHelperPool(scheme: .ntlm, command: HelperCommand(executable: "/bin/sleep", arguments: ["1000"]),
+        let pool = StatefulHelperPool(scheme: .ntlm, command: ChildCommand(executable: "/bin/sleep", arguments: ["1000"]),
                                       configuration: HelperPoolConfiguration(processes: 1),
                                       loop: SquidHelpers.loop, log: SquidHelpers.quietLog)
         defer { pool.close() }
@@ -162,7 +163,7 @@ import Testing
         let dir = try TempDir()
         try SquidHelpers.write("", to: dir.path("empty.keytab"))
         // `-k` with a missing file makes the helper exit at start; an empty keytab keeps it up.
-        let command = HelperCommand(executable: try SquidHelpers.path("negotiate_kerberos_auth"),
+        let command = ChildCommand(executable: try SquidHelpers.path("negotiate_kerberos_auth"),
                                     arguments: ["-s", "GSS_C_NO_NAME", "-k", dir.path("empty.keytab")],
                                     environment: ["KRB5_KTNAME": dir.path("empty.keytab")],
                                     standardError: .discard)

@@ -1,11 +1,11 @@
-/// How to start one Squid-protocol authentication helper: an absolute path and its
-/// arguments, run without a shell (a config value can never become shell syntax).
-public struct HelperCommand: Sendable, Equatable {
-    /// Where the helper's own diagnostics go.
+/// How to start a child program: an absolute path and its arguments, run without a shell
+/// (a config value can never become shell syntax).
+public struct ChildCommand: Sendable, Equatable {
+    /// Where the child's own diagnostics go.
     public enum StandardError: Sendable, Equatable {
         /// The daemon's stderr, so journald keeps them beside ours.
         case inherit
-        /// `/dev/null`, for helpers that are chatty at every request.
+        /// `/dev/null`, for programs that are chatty at every request.
         case discard
     }
 
@@ -15,10 +15,12 @@ public struct HelperCommand: Sendable, Equatable {
     public var arguments: [String]
     /// Variables set (or replaced) on top of the daemon's environment, e.g. `KRB5_KTNAME`.
     public var environment: [String: String]
+    /// Where the child's stderr goes.
     public var standardError: StandardError
-    /// The word logs use for this helper: the program's file name.
+    /// The word logs use for this program: its file name.
     public var name: String { String(executable.split(separator: "/").last ?? Substring(executable)) }
 
+    /// A command; `executable` must be an absolute path.
     public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
                 standardError: StandardError = .inherit) {
         self.executable = executable

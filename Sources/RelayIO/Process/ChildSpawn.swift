@@ -1,20 +1,19 @@
 import CRelayShims
 import Glibc
-import RelayIO
 
-/// One started helper child: its pid, our end of its stdin/stdout socket (non-blocking,
+/// One started child: its pid, our end of its stdin/stdout socket (non-blocking,
 /// close-on-exec), and a pidfd that becomes readable when it exits (-1 on kernels without
 /// pidfd_open; then EOF on the socket is the only death signal).
-struct SpawnedHelper {
+struct SpawnedChild {
     let pid: pid_t
     let socket: Int32
     let pidfd: Int32
 
     /// Starts `command` with posix_spawn: no shell, stdin and stdout on one end of a
-    /// socketpair (as Squid does), stderr inherited or `/dev/null`, every signal back to its
-    /// default and none blocked (the daemon ignores SIGPIPE; exec would pass that on, and a
-    /// helper that cannot die of SIGPIPE may spin on a closed pipe).
-    static func spawn(_ command: HelperCommand) throws(IOError) -> SpawnedHelper {
+    /// socketpair (as Squid connects its helpers), stderr inherited or `/dev/null`, every
+    /// signal back to its default and none blocked (the daemon ignores SIGPIPE; exec would
+    /// pass that on, and a child that cannot die of SIGPIPE may spin on a closed pipe).
+    static func spawn(_ command: ChildCommand) throws(IOError) -> SpawnedChild {
         var pair: [Int32] = [-1, -1]
         guard crelay_socketpair_cloexec(&pair) == 0 else { throw IOError("socketpair", errno: errno) }
         let (ours, theirs) = (pair[0], pair[1])
@@ -58,7 +57,7 @@ struct SpawnedHelper {
         _ = fcntl(ours, F_SETFL, flags | O_NONBLOCK)
         let pidfd = crelay_pidfd_open(pid)
         if pidfd >= 0 { _ = fcntl(pidfd, F_SETFD, FD_CLOEXEC) }
-        return SpawnedHelper(pid: pid, socket: ours, pidfd: pidfd)
+        return SpawnedChild(pid: pid, socket: ours, pidfd: pidfd)
     }
 
     /// The daemon's environment with `overrides` set on top, as `KEY=value` strings.

@@ -1,11 +1,11 @@
-/// When to start a helper again after its child died.
+/// When to start a child program again after it died.
 ///
-/// Never sooner than `minimumInterval` after the previous start, so a helper that crashes
+/// Never sooner than `minimumInterval` after the previous start, so a program that crashes
 /// on every request cannot turn the daemon into a fork loop. A child that died without ever
 /// answering (a bad path, a missing password file, `/bin/false`) doubles the wait each time,
-/// up to `maximumInterval`, and marks the helper *failing*: requests then fail at once
-/// instead of waiting out their timeout behind a helper that will not come up.
-struct HelperRestartPolicy {
+/// up to `maximumInterval`, and marks the program *failing*: its owner then fails requests
+/// at once instead of letting them wait out their timeout behind a child that will not come up.
+struct ChildRestartPolicy {
     let minimumInterval: UInt64
     let maximumInterval: UInt64
     private var lastStart: UInt64?
