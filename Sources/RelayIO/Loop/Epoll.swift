@@ -22,17 +22,19 @@ struct Epoll {
     /// (ENOENT, EEXIST, EINVAL, EPERM). A bad descriptor is a bug and stops the process.
     @discardableResult
     func control(_ operation: Operation, _ target: Int32, events: UInt32, token: UInt64) -> Int32 {
-        if crelay_epoll_ctl(fd, operation.rawValue, target, events, token) != 0 {
-            let code = errno
-            SocketOptions.checkNotProgrammerError(code, "epoll_ctl")
-            return code
+        do throws(IOError) {
+            switch try systemCall("epoll_ctl", { crelay_epoll_ctl(fd, operation.rawValue, target, events, token) }) {
+            case .processed: return 0
+            case .wouldBlock: return EAGAIN
+            }
+        } catch {
+            return error.errno
         }
-        return 0
     }
 
     /// One epoll_wait into `tokens` and `events` (parallel, of equal size), for at most
     /// `timeout` milliseconds (-1: until an event): the count, or -1 with errno set, as the
-    /// system call returns them.
+    /// system call returns them, for `systemCall` to interpret.
     func wait(tokens: inout [UInt64], events: inout [UInt32], timeout: Int32) -> Int32 {
         crelay_epoll_wait(fd, &tokens, &events, Int32(tokens.count), timeout)
     }

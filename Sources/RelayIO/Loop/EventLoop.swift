@@ -88,7 +88,12 @@ public final class EventLoop: @unchecked Sendable {
         // not have seen this one (see `waitForEvents`). Whoever clears the flag writes.
         if sleeping.load(ordering: .sequentiallyConsistent) && sleeping.exchange(false, ordering: .sequentiallyConsistent) {
             var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
+            do throws(IOError) {
+                _ = try systemCall("write to the wake-up descriptor") { write(wakeFD, &one, 8) }
+            } catch {
+                // The loop sleeps on, and the task never runs.
+                preconditionFailure("cannot wake event loop \(index): \(error)")
+            }
         }
     }
 
@@ -187,10 +192,15 @@ public final class EventLoop: @unchecked Sendable {
         var tokens = [UInt64](repeating: 0, count: capacity)
         var events = [UInt32](repeating: 0, count: capacity)
         while true {
-            let (count, failure) = waitForEvents(&tokens, &events)
-            if count < 0 {
-                if failure == EINTR { continue }
-                preconditionFailure("epoll_wait: errno \(failure)")
+            // Interrupted, the wait starts over: the tasks and the timeout are looked at again.
+            let count: Int32
+            do throws(IOError) {
+                switch try systemCall("epoll_wait", { waitForEvents(&tokens, &events) }) {
+                case .processed(let ready): count = ready
+                case .wouldBlock: count = 0
+                }
+            } catch {
+                preconditionFailure("event loop \(index): \(error)")
             }
             for index in 0..<Int(count) {
                 dispatchEvent(token: tokens[index], events: events[index])
@@ -212,8 +222,8 @@ public final class EventLoop: @unchecked Sendable {
     /// epoll_wait, blocking until the next timer unless a task is already waiting. The flag
     /// goes up before the tasks are checked and `execute` reads it after appending, so
     /// either this check sees the task or `execute` sees the flag and writes the wake-up.
-    /// Returns epoll_wait's count and, when it is negative, its errno.
-    private func waitForEvents(_ tokens: inout [UInt64], _ events: inout [UInt32]) -> (Int32, Int32) {
+    /// Returns what epoll_wait returned, with its errno.
+    private func waitForEvents(_ tokens: inout [UInt64], _ events: inout [UInt32]) -> Int32 {
         var timeout = timers.millisecondsUntilNext(now: monotonicNanos())
         if timeout != 0 {
             sleeping.store(true, ordering: .sequentiallyConsistent)
@@ -223,9 +233,10 @@ public final class EventLoop: @unchecked Sendable {
             }
         }
         let count = epoll.wait(tokens: &tokens, events: &events, timeout: timeout)
-        let failure = count < 0 ? errno : 0
+        let failure = errno
         sleeping.store(false, ordering: .sequentiallyConsistent)
-        return (count, failure)
+        errno = failure
+        return count
     }
 
     private func dispatchEvent(token: UInt64, events: UInt32) {

@@ -55,17 +55,25 @@ final class LingeringClose: @unchecked Sendable {
     private func discard() {
         // Bounded like any handler: level-triggered epoll reports what is left.
         for _ in 0..<32 {
-            let count = recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, 0)
-            if count > 0 { continue }
-            if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
-            return end()  // the peer's FIN, or an error: nothing more to wait for
+            switch readAndDrop() {
+            case .processed(let count)? where count > 0: continue
+            case .wouldBlock?: return
+            default: return end()  // the peer's FIN, or an error: nothing more to wait for
+            }
         }
     }
 
     /// At the deadline: reads what is waiting (bounded), so the close finds no unread bytes
     /// if the peer has paused.
     private func dropWaiting() {
-        for _ in 0..<64 where recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, Int32(MSG_DONTWAIT)) > 0 {}
+        for _ in 0..<64 {
+            guard case .processed(let count)? = readAndDrop(), count > 0 else { return }
+        }
+    }
+
+    /// One recv into the loop's copy buffer, whose bytes nobody reads; nil after an error.
+    private func readAndDrop() -> SystemCallResult<Int>? {
+        try? systemCall("recv") { recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, Int32(MSG_DONTWAIT)) }
     }
 
     private func end() {

@@ -20,6 +20,7 @@ public final class StreamSocket: @unchecked Sendable {
     private var onWritable: (() -> Void)?
     private var closed = false
 
+    /// Wraps `fd` (nonblocking, owned from now on) for `loop`.
     public init(fd: Int32, loop: EventLoop) {
         self.fd = fd
         self.loop = loop
@@ -60,34 +61,25 @@ public final class StreamSocket: @unchecked Sendable {
         updateInterest()
     }
 
+    /// One recv(2) into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
-        while true {
-            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
-            if count > 0 { return .bytes(count) }
-            if count == 0 { return .eof }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return .wouldBlock
-            default:
-                SocketOptions.checkNotProgrammerError(errno, "recv")
-                return .error(IOError("recv", errno: errno))
+        do throws(IOError) {
+            switch try systemCall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) {
+            case .processed(0): return .eof
+            case .processed(let count): return .bytes(count)
+            case .wouldBlock: return .wouldBlock
             }
+        } catch {
+            return .error(error)
         }
     }
 
     /// Writes what the socket takes now: the count (0 when it would block), or the error
     /// (EPIPE, ECONNRESET: the peer is gone). Never raises SIGPIPE.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(IOError) -> Int {
-        while true {
-            let count = crelay_send_nosignal(fd, bytes.baseAddress, bytes.count)
-            if count >= 0 { return count }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return 0
-            default:
-                SocketOptions.checkNotProgrammerError(errno, "send")
-                throw IOError("send", errno: errno)
-            }
+        switch try systemCall("send", { crelay_send_nosignal(fd, bytes.baseAddress, bytes.count) }) {
+        case .processed(let count): return count
+        case .wouldBlock: return 0
         }
     }
 
@@ -111,6 +103,7 @@ public final class StreamSocket: @unchecked Sendable {
         registration.setInterest(read: reading, write: onWritable != nil)
     }
 
+    /// Sends FIN after what is queued; reading goes on.
     public func shutdownWrite() {
         _ = shutdown(fd, Int32(SHUT_WR))
     }

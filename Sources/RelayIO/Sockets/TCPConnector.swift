@@ -41,17 +41,17 @@ public final class ConnectAttempt: @unchecked Sendable {
 
     func begin(_ address: SocketAddress, timeout: Duration) {
         guard completion != nil else { return }
-        do {
+        do throws(IOError) {
             fd = try SocketOptions.streamSocket(family: address.family)
-        } catch let error as IOError {
-            return finishLater(.failure(error))
         } catch {
-            return finishLater(.failure(IOError("socket", errno: EIO)))
+            return finishLater(.failure(error))
         }
         let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result == 0 {
             return finishLater(.success(fd))
         }
+        // Interrupted, a connect goes on in the background as if in progress (calling it
+        // again would fail with EALREADY): both end in writability.
         guard errno == EINPROGRESS || errno == EINTR else {
             return finishLater(.failure(IOError("connect \(address)", errno: errno)))
         }

@@ -116,10 +116,13 @@ public final class TCPListener: @unchecked Sendable {
                              _ onAccept: (Int32, SocketAddress) -> Void) {
         for _ in 0..<Self.acceptBatch {
             var storage = sockaddr_storage()
+            // errno is read by the reserve, which tells EMFILE apart.
             let accept = { () -> Int32 in
                 var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-                return withUnsafeMutablePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { crelay_accept4_nonblocking(self.fd, $0, &length) }
+                return withUnsafeMutablePointer(to: &storage) { address in
+                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                        retryingInterruptions { crelay_accept4_nonblocking(self.fd, address, &length) }
+                    }
                 }
             }
             let peer = { () -> SocketAddress? in withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) } }
@@ -141,7 +144,7 @@ public final class TCPListener: @unchecked Sendable {
                 onAccept(client, address)
             case .refused:
                 continue
-            case .failed(EINTR), .failed(ECONNABORTED), .failed(EPROTO):
+            case .failed(ECONNABORTED), .failed(EPROTO):
                 continue
             case .failed(EMFILE), .failed(ENFILE), .failed(ENOBUFS), .failed(ENOMEM):
                 // Out of descriptors or memory with nothing held back: a level-triggered
@@ -151,7 +154,7 @@ public final class TCPListener: @unchecked Sendable {
                 return
             case .failed(let code):
                 // EAGAIN: another loop took what was there.
-                SocketOptions.checkNotProgrammerError(code, "accept4")
+                preconditionNotProgrammerError(code, "accept4")
                 return
             }
         }
