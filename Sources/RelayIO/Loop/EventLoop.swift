@@ -7,10 +7,16 @@ import Synchronization
 /// loop for life and is touched only on its thread, so none of them needs a lock, and a
 /// socket event runs its handler right where epoll reported it.
 ///
-/// Why not Dispatch sources: on Linux libdispatch registers every source
-/// through its manager thread and hops to a worker thread per event; a tunnel creates and
-/// cancels several sources, and profiling showed the process spending most of its time in
-/// those wake-ups. Here an event is a function call and interest changes are one epoll_ctl.
+/// Why not Dispatch sources: on Linux libdispatch registers every source through its
+/// manager thread and hops to a worker thread per event; a tunnel creates and cancels
+/// several sources, and profiling showed the process spending most of its time in those
+/// wake-ups. Here an event is a function call and interest changes are one epoll_ctl.
+///
+/// `execute`, `sync` and `inLoop` may be called from any thread; everything else only on
+/// the loop, which each entry point checks. The loop's own state is confined by
+/// construction (only `run` and the handlers it calls touch it), which is why this one
+/// class is `@unchecked Sendable`: what it hands out (`IORegistration`, `LoopTimer`) is
+/// not `Sendable`, and crosses threads only inside a `LoopBound`.
 public final class EventLoop: @unchecked Sendable {
     public let index: Int
     private let epoll = Epoll()
@@ -81,7 +87,9 @@ public final class EventLoop: @unchecked Sendable {
         threadID.load(ordering: .relaxed) == UInt(pthread_self())
     }
 
-    /// Runs `work` on this loop's thread, after the current event.
+    /// Runs `work` on this loop's thread, after the current event. From any thread: what
+    /// `work` captures crosses threads, so it is `Sendable` (a loop-confined object rides
+    /// in a `LoopBound`).
     public func execute(_ work: @escaping @Sendable () -> Void) {
         pendingTasks.withLock { $0.append(work) }
         // After the append: a loop that set `sleeping` before this checked its tasks and may
@@ -98,26 +106,34 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs `work` on this loop and returns its result, waiting for it (tests and shutdown
-    /// paths; never from another loop, which could deadlock two loops on each other).
-    public func sync<T>(_ work: () -> T) -> T {
+    /// paths; never from another loop, which could deadlock two loops on each other). What
+    /// goes in and comes out crosses threads, hence `Sendable`: a loop-confined object
+    /// comes out inside a `LoopBound`.
+    public func sync<T: Sendable>(_ work: @Sendable () -> T) -> T {
         if inLoop { return work() }
         return withoutActuallyEscaping(work) { escapable in
-            let box = SyncBox(escapable)
+            let handOff = SyncHandOff(escapable)
             let done = DispatchSemaphore(value: 0)
             execute {
-                box.run()
+                handOff.run()
                 done.signal()
             }
             done.wait()
-            return box.result!
+            return handOff.result()
         }
     }
 
-    /// Crashes in debug builds when called off this loop: loop-confined state is not locked.
-    public func preconditionInLoop() {
-        #if DEBUG
-        precondition(inLoop, "loop-confined state touched off loop \(index)")
-        #endif
+    /// Crashes when called off this loop: loop-confined state is not locked. Kept in release
+    /// builds (it is one compare of thread ids) at the entry points of loop-only APIs.
+    public func preconditionInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(inLoop, "loop-confined state touched off loop \(index)", file: file, line: line)
+    }
+
+    /// `preconditionInLoop` in debug builds only: for calls made per event or per read,
+    /// which a checked entry point (registration, `start`, `LoopBound`) already put on the loop.
+    @inline(__always)
+    func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inLoop, "loop-confined state touched off loop \(index)", file: file, line: line)
     }
 
     /// Runs `work` on this loop once the events, timers and tasks at hand are handled, just
@@ -128,16 +144,12 @@ public final class EventLoop: @unchecked Sendable {
         beforeWaiting.append(work)
     }
 
-    /// A one-shot timer on this loop. The returned handle owns it: cancel it, or drop it to cancel.
-    public func scheduleTimer(after delay: Duration, _ fire: @escaping @Sendable () -> Void) -> LoopTimer {
-        let nanos = delay.monotonicNanos
-        let timer = LoopTimer(fire: fire)
-        let entry = TimerHeap.Entry(deadline: monotonicNanos() + nanos, state: timer.state)
-        if inLoop {
-            timers.push(entry)
-        } else {
-            execute { [self] in timers.push(entry) }
-        }
+    /// A one-shot timer on this loop; call on the loop, where `fire` runs. The returned
+    /// handle owns it: cancel it, or drop it to cancel.
+    public func scheduleTimer(after delay: Duration, _ fire: @escaping () -> Void) -> LoopTimer {
+        preconditionInLoop()
+        let timer = LoopTimer(fire: fire, on: self)
+        timers.push(TimerHeap.Entry(deadline: monotonicNanos() + delay.monotonicNanos, state: timer.state))
         return timer
     }
 
@@ -275,18 +287,23 @@ public final class EventLoop: @unchecked Sendable {
 }
 
 /// Carries a caller's non-escaping closure to the loop and its result back. The closure is
-/// dropped before the caller is released, so it never outlives `withoutActuallyEscaping`.
-private final class SyncBox<T>: @unchecked Sendable {
-    private var work: (() -> T)?
-    var result: T?
+/// dropped once it has run, before the caller is released, so it never outlives
+/// `withoutActuallyEscaping`.
+private final class SyncHandOff<T: Sendable>: Sendable {
+    private let state: Mutex<(work: (@Sendable () -> T)?, result: T?)>
 
-    init(_ work: @escaping () -> T) {
-        self.work = work
+    init(_ work: @escaping @Sendable () -> T) {
+        state = Mutex((work, nil))
     }
 
     func run() {
-        result = work?()
-        work = nil
+        guard let work = state.withLock({ $0.work.take() }) else { return }
+        let result = work()
+        state.withLock { $0.result = result }
+    }
+
+    func result() -> T {
+        state.withLock { $0.result! }
     }
 }
 

@@ -7,7 +7,8 @@ import Glibc
 /// hang-ups and errors even for an empty mask, which would spin the loop, unless its owner
 /// asks to hear of errors (`onFailure`): then it stays with an empty mask until it fails or
 /// hangs up.
-/// Loop-confined: touched only on its loop's thread.
+/// Loop-confined: made by `EventLoop.register` and touched only on its loop's thread, so
+/// not `Sendable` (another thread reaches one only inside a `LoopBound`).
 public final class IORegistration {
     public let fd: Int32
     let token: UInt64
@@ -51,6 +52,7 @@ public final class IORegistration {
     /// entry always acts, since the entry may still be armed with another owner's mask and
     /// token (a socket handed over): it is re-armed, emptied, or taken out of epoll.
     public func setInterest(read: Bool, write: Bool) {
+        loop.assertInLoop()
         guard isRegistered, staleEntry || read != wantsRead || write != wantsWrite else { return }
         wantsRead = read
         wantsWrite = write
@@ -70,6 +72,7 @@ public final class IORegistration {
     /// `setInterest`, or the fd's next registration once this one is deregistered, re-arms
     /// it with one MOD instead of a DEL and an ADD.
     public func armWriteOnce() {
+        loop.preconditionInLoop()
         guard isRegistered else { return }
         precondition(!exclusive, "a shared listener is never armed once")
         wantsRead = false
@@ -131,6 +134,7 @@ public final class IORegistration {
     /// relay never duplicates descriptors, so the close is the last reference). A fired
     /// one-shot entry is left parked in epoll for the fd's next registration.
     public func deregister(fdClosing: Bool = false) {
+        loop.preconditionInLoop()
         guard isRegistered else { return }
         if inEpoll && !fdClosing {
             if oneShot && !wantsWrite {
@@ -147,6 +151,7 @@ public final class IORegistration {
     /// stays, armed as it is, and the next registration's first `setInterest` re-arms it
     /// with one MOD instead of a DEL now and an ADD then.
     public func deregisterHandingOver() {
+        loop.preconditionInLoop()
         guard isRegistered else { return }
         if inEpoll { loop.handOver(fd) }
         dropFromLoop()

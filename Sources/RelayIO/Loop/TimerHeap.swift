@@ -1,6 +1,7 @@
 /// Deadlines of one loop's timers, earliest first. Cancelled timers are dropped lazily when
 /// they reach the top, and swept out whenever the heap doubles, so cancelled entries never
-/// outnumber live ones by much even with timeouts of days.
+/// outnumber live ones by much even with timeouts of days. Loop-confined: part of its
+/// `EventLoop`.
 struct TimerHeap {
     struct Entry {
         var deadline: UInt64
@@ -64,14 +65,15 @@ struct TimerHeap {
         return Int32(min((first.deadline - now + 999_999) / 1_000_000, 60_000))
     }
 
-    /// The closure of the earliest expired, uncancelled timer, removed from the heap.
-    mutating func popExpired(now: UInt64) -> (@Sendable () -> Void)? {
+    /// The closure of the earliest expired, uncancelled timer, removed from the heap. On
+    /// the loop: the closure is taken out of its box here.
+    mutating func popExpired(now: UInt64) -> (() -> Void)? {
         while let first = entries.first, first.deadline <= now {
             let entry = popFirst()
+            // The exchange decides a race with a cancel from another thread: one of them
+            // sees the flag down, and only a firing that sees it down fires.
             guard !entry.state.cancelled.exchange(true, ordering: .relaxed) else { continue }
-            let fire = entry.state.fire
-            entry.state.fire = nil
-            if let fire { return fire }
+            if let fire = entry.state.fire.value.take() { return fire }
         }
         return nil
     }

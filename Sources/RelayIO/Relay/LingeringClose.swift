@@ -8,7 +8,7 @@ import Glibc
 /// the end of a reply it has not read yet.) A peer still sending at the deadline may get
 /// that reset anyway: what is waiting is read first, but more can arrive before the close.
 /// Loop-confined: touched only on its loop's thread; it keeps itself alive until it ends.
-final class LingeringClose: @unchecked Sendable {
+final class LingeringClose {
     /// How long a peer that keeps sending is waited for.
     static let deadline: Duration = .seconds(2)
 
@@ -27,6 +27,7 @@ final class LingeringClose: @unchecked Sendable {
     /// `pipes` is the loop's pool, whose copy buffer takes the dropped bytes; `closed` runs
     /// on the loop once `fd` is closed.
     static func start(_ fd: Int32, on loop: EventLoop, pipes: PipePool, closed: (() -> Void)?) -> LingeringClose {
+        loop.preconditionInLoop()
         let closer = LingeringClose(fd: fd, loop: loop, pipes: pipes, closed: closed)
         closer.begin()
         return closer

@@ -37,9 +37,9 @@ public struct SpliceResult: Sendable, Equatable {
 /// Backpressure: when the receiving socket is full the sending side is not read until it
 /// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
 /// only while bytes are in it.
-/// Loop-confined: touched only on `loop`'s thread, hence `@exclusivity(unchecked)` on its state
-/// (see EventLoop).
-public final class SplicePump: @unchecked Sendable {
+/// Loop-confined: made anywhere, then touched only on `loop`'s thread, hence
+/// `@exclusivity(unchecked)` on its state (see EventLoop).
+public final class SplicePump {
     /// After this many rounds (copies or splices) in one event, yield so one fast stream
     /// cannot starve the other connections of the loop (the socket stays readable, so the
     /// event returns).
@@ -91,8 +91,8 @@ public final class SplicePump: @unchecked Sendable {
     private let pipes: PipePool
     private let aToB: Direction
     private let bToA: Direction
-    @exclusivity(unchecked) private var completion: (@Sendable (SpliceResult) -> Void)?
-    @exclusivity(unchecked) private var released: (@Sendable () -> Void)?
+    @exclusivity(unchecked) private var completion: ((SpliceResult) -> Void)?
+    @exclusivity(unchecked) private var released: (() -> Void)?
     @exclusivity(unchecked) private var ended = false
     /// How the relay ends once the direction still delivering is done: set when a side that
     /// had ended its own stream in order then reset (see `deliverBeforeEnding`).
@@ -135,7 +135,8 @@ public final class SplicePump: @unchecked Sendable {
     }
     public var bytesBtoA: UInt64 { bToA.bytes }
 
-    /// Starts relaying; `completion` runs once on the loop when both sockets are done.
+    /// Starts relaying; call on the loop. `completion` runs once on the loop when both
+    /// sockets are done.
     ///
     /// `readAFirst`: read side A at once instead of waiting for epoll to report it, for a
     /// caller that expects A to have spoken already (a static forward's client, whose
@@ -144,8 +145,8 @@ public final class SplicePump: @unchecked Sendable {
     ///
     /// `released` runs after `completion`, once both descriptors are closed: at once, or when
     /// a side that lingers (see `end`) is done, up to `LingeringClose.deadline` later.
-    public func start(readAFirst: Bool = false, completion: @escaping @Sendable (SpliceResult) -> Void,
-                      released: (@Sendable () -> Void)? = nil) {
+    public func start(readAFirst: Bool = false, completion: @escaping (SpliceResult) -> Void,
+                      released: (() -> Void)? = nil) {
         loop.preconditionInLoop()
         self.completion = completion
         self.released = released
@@ -170,8 +171,9 @@ public final class SplicePump: @unchecked Sendable {
 
     /// Ends the relay now: both sockets reset, completion with `.aborted`. The relay cuts
     /// the stream (idle or stall timeout, the drain deadline), so neither peer may see an
-    /// orderly close that could pass for its end.
+    /// orderly close that could pass for its end. Call on the loop.
     public func abort() {
+        loop.preconditionInLoop()
         end(.aborted)
     }
 

@@ -10,9 +10,9 @@ public enum ReadResult: Equatable, Sendable {
 }
 
 /// One nonblocking stream socket owned by one loop. It joins epoll only when someone wants
-/// to read or write, and its fd is closed exactly once. Loop-confined: touched only on
-/// `loop`'s thread.
-public final class StreamSocket: @unchecked Sendable {
+/// to read or write, and its fd is closed exactly once. Loop-confined: made anywhere, then
+/// touched only on `loop`'s thread (another thread reaches it only inside a `LoopBound`).
+public final class StreamSocket {
     public let fd: Int32
     public let loop: EventLoop
     private var registration: IORegistration?
@@ -36,6 +36,7 @@ public final class StreamSocket: @unchecked Sendable {
 
     /// Calls `onReadable` whenever the socket is readable; it should read until `.wouldBlock`.
     public func startReading(_ onReadable: @escaping () -> Void) {
+        loop.preconditionInLoop()
         precondition(!closed, "startReading after close")
         watched.onReadable = { [unowned self] in
             // Paused lazily (see `pauseReading`): the first event while paused drops the interest.
@@ -51,11 +52,13 @@ public final class StreamSocket: @unchecked Sendable {
     /// speaks (a request waiting for its upstream) costs no system call, and a socket handed
     /// over meanwhile keeps its entry for the next owner.
     public func pauseReading() {
+        loop.assertInLoop()
         reading = false
     }
 
     /// Resumes read events (idempotent).
     public func resumeReading() {
+        loop.assertInLoop()
         guard !reading, !closed, registration?.onReadable != nil else { return }
         reading = true
         updateInterest()
@@ -63,6 +66,7 @@ public final class StreamSocket: @unchecked Sendable {
 
     /// One recv(2) into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        loop.assertInLoop()
         do throws(IOError) {
             switch try systemCall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) {
             case .processed(0): return .eof
@@ -77,6 +81,7 @@ public final class StreamSocket: @unchecked Sendable {
     /// Writes what the socket takes now: the count (0 when it would block), or the error
     /// (EPIPE, ECONNRESET: the peer is gone). Never raises SIGPIPE.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(IOError) -> Int {
+        loop.assertInLoop()
         switch try systemCall("send", { crelay_send_nosignal(fd, bytes.baseAddress, bytes.count) }) {
         case .processed(let count): return count
         case .wouldBlock: return 0
@@ -85,6 +90,7 @@ public final class StreamSocket: @unchecked Sendable {
 
     /// Calls `onWritable` once, when the socket can take more bytes.
     public func whenWritable(_ onWritable: @escaping () -> Void) {
+        loop.preconditionInLoop()
         guard !closed else { return }
         self.onWritable = onWritable
         _ = watched
@@ -120,6 +126,7 @@ public final class StreamSocket: @unchecked Sendable {
 
     /// Stops watching and closes the fd (idempotent).
     public func close() {
+        loop.preconditionInLoop()
         guard !closed else { return }
         closed = true
         forget(fdClosing: true)
@@ -130,6 +137,7 @@ public final class StreamSocket: @unchecked Sendable {
     /// this loop before the loop next waits (a splice relay taking over), which re-arms the
     /// epoll entry left for it (`IORegistration.deregisterHandingOver`).
     public func detachFD() -> Int32 {
+        loop.preconditionInLoop()
         precondition(!closed, "detachFD after close")
         closed = true
         onWritable = nil
