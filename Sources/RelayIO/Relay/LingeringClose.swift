@@ -8,7 +8,7 @@ import Glibc
 /// the end of a reply it has not read yet.) A peer still sending at the deadline may get
 /// that reset anyway: what is waiting is read first, but more can arrive before the close.
 /// Loop-confined: touched only on its loop's thread; it keeps itself alive until it ends.
-public final class LingeringClose: @unchecked Sendable {
+public final class LingeringClose {
     /// How long a peer that keeps sending is waited for.
     static let deadline: Duration = .seconds(2)
 
@@ -27,6 +27,7 @@ public final class LingeringClose: @unchecked Sendable {
     /// `pipes` is the loop's pool, whose copy buffer takes the dropped bytes; `closed` runs
     /// on the loop once `fd` is closed.
     public static func start(_ fd: Int32, on loop: EventLoop, pipes: PipePool, closed: (() -> Void)?) -> LingeringClose {
+        loop.preconditionInLoop()
         let closer = LingeringClose(fd: fd, loop: loop, pipes: pipes, closed: closed)
         closer.begin()
         return closer
@@ -55,17 +56,25 @@ public final class LingeringClose: @unchecked Sendable {
     private func discard() {
         // Bounded like any handler: level-triggered epoll reports what is left.
         for _ in 0..<32 {
-            let count = recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, 0)
-            if count > 0 { continue }
-            if count < 0 && (errno == EAGAIN || errno == EINTR) { return }
-            return end()  // the peer's FIN, or an error: nothing more to wait for
+            switch readAndDrop() {
+            case .processed(let count)? where count > 0: continue
+            case .wouldBlock?: return
+            default: return end()  // the peer's FIN, or an error: nothing more to wait for
+            }
         }
     }
 
     /// At the deadline: reads what is waiting (bounded), so the close finds no unread bytes
     /// if the peer has paused.
     private func dropWaiting() {
-        for _ in 0..<64 where recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, Int32(MSG_DONTWAIT)) > 0 {}
+        for _ in 0..<64 {
+            guard case .processed(let count)? = readAndDrop(), count > 0 else { return }
+        }
+    }
+
+    /// One recv into the loop's copy buffer, whose bytes nobody reads; nil after an error.
+    private func readAndDrop() -> SystemCallResult<Int>? {
+        try? systemCall("recv") { recv(fd, pipes.copyBuffer.baseAddress, pipes.copyBuffer.count, Int32(MSG_DONTWAIT)) }
     }
 
     private func end() {

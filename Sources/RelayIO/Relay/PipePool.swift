@@ -13,7 +13,7 @@ public struct SplicePipe: Sendable {
 /// are in flight, so ten thousand idle tunnels hold no pipes at all. The pool also owns the
 /// loop's copy buffer, which `SplicePump` moves small reads through (empty between uses).
 /// Loop-confined: touched only on its loop.
-public final class PipePool: @unchecked Sendable {
+public final class PipePool {
     /// Bytes one pipe holds; larger pipes mean fewer splice calls per MiB.
     public static let pipeSize: Int32 = 256 * 1024
     /// Bytes of the copy buffer: a read that fills it marks a bulk stream, which splices.
@@ -25,6 +25,7 @@ public final class PipePool: @unchecked Sendable {
     /// Pipes created and not yet closed (idle here or lent out).
     public private(set) var openPipes = 0
 
+    /// Keeps at most `maxIdle` empty pipes; more are closed as they come back.
     public init(maxIdle: Int = 64) {
         self.maxIdle = maxIdle
     }

@@ -1,23 +1,6 @@
 import CRelayShims
 import Glibc
 
-/// How a relay ended, and how many bytes went each way.
-public struct SpliceResult: Sendable, Equatable {
-    public enum End: Sendable, Equatable {
-        /// Both sides closed in order (each direction saw EOF and was shut down).
-        case bothClosed
-        case resetByA
-        case resetByB
-        /// `abort()` was called (idle timeout, shutdown).
-        case aborted
-        case error(IOError)
-    }
-
-    public var bytesAtoB: UInt64
-    public var bytesBtoA: UInt64
-    public var end: End
-}
-
 /// Relay between two connected plain-TCP sockets: splice(2) socket → pipe → socket in each
 /// direction, in the kernel, for bulk streams (small reads are copied, see below). Full
 /// duplex with half-close: EOF from A is passed on as shutdown(SHUT_WR) on B once A's bytes
@@ -37,52 +20,46 @@ public struct SpliceResult: Sendable, Equatable {
 /// Backpressure: when the receiving socket is full the sending side is not read until it
 /// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
 /// only while bytes are in it.
-/// Loop-confined: touched only on `loop`'s thread, hence `@exclusivity(unchecked)` on its state
-/// (see EventLoop).
-public final class SplicePump: @unchecked Sendable {
+///
+/// Each direction is in one `SpliceDirection.Mode` at a time (reading, writing what is
+/// queued, discarding, finished), and the relay in one `Phase`, so a direction cannot, say,
+/// wait for its receiver and read at once.
+///
+/// Loop-confined: made anywhere, then touched only on `loop`'s thread, hence
+/// `@exclusivity(unchecked)` on its state (see EventLoop).
+public final class SplicePump {
+    private typealias Direction = SpliceDirection
+    private typealias Queued = SpliceDirection.Queued
+    private typealias AfterQueued = SpliceDirection.AfterQueued
+    private typealias Ending = SpliceDirection.Ending
+
     /// After this many rounds (copies or splices) in one event, yield so one fast stream
     /// cannot starve the other connections of the loop (the socket stays readable, so the
     /// event returns).
     private static let roundsPerEvent = 32
 
-    private final class Direction {
-        let from: Int32
-        let to: Int32
-        let isAtoB: Bool
-        /// Bytes to write to `to` before anything else: the caller's initial bytes, or the
-        /// part of a copied read the receiver did not take (at most one copy buffer).
-        @exclusivity(unchecked) var unsent: [UInt8]
-        @exclusivity(unchecked) var unsentOffset = 0
-        @exclusivity(unchecked) var pipe: SplicePipe?
-        @exclusivity(unchecked) var inPipe = 0
-        @exclusivity(unchecked) var sawEOF = false
-        /// The last read from `from` took less than it could: the socket is most likely
-        /// drained, so wait for readiness instead of probing for EAGAIN.
-        @exclusivity(unchecked) var drained = false
-        /// Reads are copied through the loop's buffer until one fills it (see the type).
-        @exclusivity(unchecked) var copiesReads = true
-        @exclusivity(unchecked) var finished = false
-        @exclusivity(unchecked) var bytes: UInt64 = 0
-        /// Wants readiness of `from` (nothing buffered, waiting for bytes).
-        @exclusivity(unchecked) var reading = true
-        /// Waits for `to` to take more bytes.
-        @exclusivity(unchecked) var waitingWritable = false
-        /// Monotonic nanoseconds since `to` last took a byte while bytes waited for it; 0
-        /// when nothing waits (see `SplicePump.stalledSince`).
-        @exclusivity(unchecked) var blockedSince: UInt64 = 0
-        /// `from` reported an error while this direction was held back: its entry left
-        /// epoll, so the error is acted on when the direction finishes, if no read met it.
-        @exclusivity(unchecked) var failedWhileHeld = false
-        /// Its receiver is gone (see `deliverBeforeEnding`): what `from` sends is read and
-        /// dropped, so a sender that writes before it reads is not left blocked.
-        @exclusivity(unchecked) var discards = false
+    /// The relay's registrations and callbacks, while it runs.
+    private final class Relaying {
+        let registrationA: IORegistration
+        let registrationB: IORegistration
+        let completion: (SpliceResult) -> Void
+        let released: (() -> Void)?
 
-        init(from: Int32, to: Int32, isAtoB: Bool, unsent: [UInt8]) {
-            self.from = from
-            self.to = to
-            self.isAtoB = isAtoB
-            self.unsent = unsent
+        init(registrationA: IORegistration, registrationB: IORegistration,
+             completion: @escaping (SpliceResult) -> Void, released: (() -> Void)?) {
+            self.registrationA = registrationA
+            self.registrationB = registrationB
+            self.completion = completion
+            self.released = released
         }
+    }
+
+    private enum Phase {
+        /// Made, not started: `abort()` closes both sockets.
+        case ready
+        case relaying(Relaying)
+        /// Both sockets closed or handed to a `LingeringClose`, completion called.
+        case ended
     }
 
     private let a: Int32
@@ -91,14 +68,7 @@ public final class SplicePump: @unchecked Sendable {
     private let pipes: PipePool
     private let aToB: Direction
     private let bToA: Direction
-    @exclusivity(unchecked) private var completion: (@Sendable (SpliceResult) -> Void)?
-    @exclusivity(unchecked) private var released: (@Sendable () -> Void)?
-    @exclusivity(unchecked) private var ended = false
-    /// How the relay ends once the direction still delivering is done: set when a side that
-    /// had ended its own stream in order then reset (see `deliverBeforeEnding`).
-    @exclusivity(unchecked) private var endAfterDelivery: (end: SpliceResult.End, cause: Int32)?
-    @exclusivity(unchecked) private var registrationA: IORegistration?
-    @exclusivity(unchecked) private var registrationB: IORegistration?
+    @exclusivity(unchecked) private var phase = Phase.ready
     /// Monotonic nanoseconds of the last event that moved bytes (for idle sweeps).
     @exclusivity(unchecked) public private(set) var lastActivity: UInt64
 
@@ -116,26 +86,26 @@ public final class SplicePump: @unchecked Sendable {
         self.b = b
         self.loop = loop
         self.pipes = pipes
-        self.aToB = Direction(from: a, to: b, isAtoB: true, unsent: initialBytesAtoB)
-        self.bToA = Direction(from: b, to: a, isAtoB: false, unsent: initialBytesBtoA)
+        self.aToB = Direction(from: a, to: b, isAtoB: true, initialBytes: initialBytesAtoB)
+        self.bToA = Direction(from: b, to: a, isAtoB: false, initialBytes: initialBytesBtoA)
         self.lastActivity = monotonicNanos()
     }
 
+    /// Bytes written to B so far (initial bytes included).
     public var bytesAtoB: UInt64 { aToB.bytes }
+    /// Bytes written to A so far (initial bytes included).
+    public var bytesBtoA: UInt64 { bToA.bytes }
 
     /// Monotonic nanoseconds since which a direction has had bytes waiting for a receiver
     /// that took none of them (the earlier of the two); nil while every queued byte moves.
     /// A peer that stops reading holds the relay's socket and pipe buffers: the owner ends
     /// the relay once this is older than its stall timeout.
     public var stalledSince: UInt64? {
-        func blocked(_ direction: Direction) -> UInt64? {
-            direction.waitingWritable && direction.blockedSince != 0 ? direction.blockedSince : nil
-        }
-        return earliest(blocked(aToB), blocked(bToA))
+        earliest(aToB.stalledSince, bToA.stalledSince)
     }
-    public var bytesBtoA: UInt64 { bToA.bytes }
 
-    /// Starts relaying; `completion` runs once on the loop when both sockets are done.
+    /// Starts relaying; call on the loop, once. `completion` runs once on the loop when
+    /// both sockets are done.
     ///
     /// `readAFirst`: read side A at once instead of waiting for epoll to report it, for a
     /// caller that expects A to have spoken already (a static forward's client, whose
@@ -144,25 +114,24 @@ public final class SplicePump: @unchecked Sendable {
     ///
     /// `released` runs after `completion`, once both descriptors are closed: at once, or when
     /// a side that lingers (see `end`) is done, up to `LingeringClose.deadline` later.
-    public func start(readAFirst: Bool = false, completion: @escaping @Sendable (SpliceResult) -> Void,
-                      released: (@Sendable () -> Void)? = nil) {
+    public func start(readAFirst: Bool = false, completion: @escaping (SpliceResult) -> Void,
+                      released: (() -> Void)? = nil) {
         loop.preconditionInLoop()
-        self.completion = completion
-        self.released = released
+        guard case .ready = phase else { preconditionFailure("a splice relay starts once, before it is aborted") }
         let registrationA = loop.register(a)
         let registrationB = loop.register(b)
         registrationA.onReadable = { [unowned self] in pump(aToB) }
-        registrationA.onWritable = { [unowned self] in becameWritable(bToA) }
+        registrationA.onWritable = { [unowned self] in pump(bToA) }
         registrationB.onReadable = { [unowned self] in pump(bToA) }
-        registrationB.onWritable = { [unowned self] in becameWritable(aToB) }
+        registrationB.onWritable = { [unowned self] in pump(aToB) }
         // A side that wants neither to be read nor written (its stream finished, or held back
         // by a full receiver) is still watched for a reset.
-        registrationA.onFailure = { [unowned self] in endAfterFailure(of: aToB, as: .resetByA) }
-        registrationB.onFailure = { [unowned self] in endAfterFailure(of: bToA, as: .resetByB) }
-        self.registrationA = registrationA
-        self.registrationB = registrationB
+        registrationA.onFailure = { [unowned self] in endAfterFailure(of: aToB) }
+        registrationB.onFailure = { [unowned self] in endAfterFailure(of: bToA) }
+        phase = .relaying(Relaying(registrationA: registrationA, registrationB: registrationB,
+                                   completion: completion, released: released))
         // Initial bytes go out now, not when the other side first speaks.
-        for direction in [aToB, bToA] where !direction.unsent.isEmpty || (readAFirst && direction === aToB) {
+        for direction in [aToB, bToA] where direction.isWriting || (readAFirst && direction === aToB) {
             pump(direction)
         }
         updateInterest()
@@ -170,232 +139,245 @@ public final class SplicePump: @unchecked Sendable {
 
     /// Ends the relay now: both sockets reset, completion with `.aborted`. The relay cuts
     /// the stream (idle or stall timeout, the drain deadline), so neither peer may see an
-    /// orderly close that could pass for its end.
+    /// orderly close that could pass for its end. Call on the loop.
     public func abort() {
+        loop.preconditionInLoop()
         end(.aborted)
     }
 
     // MARK: Moving bytes
 
+    private var isRelaying: Bool {
+        if case .relaying = phase { true } else { false }
+    }
+
+    private func other(_ direction: Direction) -> Direction {
+        direction === aToB ? bToA : aToB
+    }
+
+    /// Moves what `direction` can move now: its queued bytes, then reads and their writes
+    /// until a socket would block, the stream ends, or the round budget is spent. Runs when
+    /// `from` is readable or `to` writable.
     private func pump(_ direction: Direction) {
-        guard !ended, !direction.finished else { return }
-        lastActivity = monotonicNanos()
-        if direction.discards { return discard(direction) }
-        guard writeUnsent(direction) else { return updateInterest() }
+        guard isRelaying else { return }
+        switch direction.mode {
+        case .finished, .discardedToEOF:
+            return
+        case .discarding(let ending):
+            lastActivity = monotonicNanos()
+            return discard(direction, ending: ending)
+        case .reading, .writing:
+            lastActivity = monotonicNanos()
+        }
         var rounds = 0
-        while !ended {
-            if direction.inPipe > 0, let pipe = direction.pipe {
-                let sent = crelay_splice(pipe.readFD, direction.to, direction.inPipe, 0)
-                if sent > 0 {
-                    direction.inPipe -= sent
-                    direction.bytes += UInt64(sent)
-                    direction.blockedSince = 0
-                    continue
-                }
-                if sent < 0 && errno == EINTR { continue }
-                if sent < 0 && errno == EAGAIN {
-                    waitUntilWritable(direction)
-                    return updateInterest()
-                }
-                return failWrite(direction, errno: sent < 0 ? errno : EPIPE)
-            }
-            if direction.sawEOF {
-                return finish(direction)
-            }
-            if direction.drained {
-                // Level-triggered epoll reports the socket again if anything is left.
-                direction.drained = false
-                returnPipe(direction)
-                direction.reading = true
+        while isRelaying {
+            switch direction.mode {
+            case .writing(let queued, let stalledSince, let then):
+                guard write(queued, of: direction, stalledSince: stalledSince, then: then) else { return updateInterest() }
+                direction.mode = .reading
+                if case .awaitReadable = then { return updateInterest() }
+            case .reading:
+                rounds += 1
+                if rounds > Self.roundsPerEvent { return updateInterest() }
+                guard read(direction) else { return updateInterest() }
+            case .discarding, .discardedToEOF, .finished:
                 return updateInterest()
-            }
-            rounds += 1
-            if rounds > Self.roundsPerEvent {
-                returnPipe(direction)
-                return updateInterest()
-            }
-            if direction.copiesReads {
-                guard copyOnce(direction) else { return updateInterest() }
-                continue
-            }
-            if direction.pipe == nil {
-                do {
-                    direction.pipe = try pipes.take()
-                } catch {
-                    return end(.error(error))
-                }
-            }
-            guard let pipe = direction.pipe else { return }
-            let received = crelay_splice(direction.from, pipe.writeFD, pipe.capacity, 1)
-            if received > 0 {
-                direction.inPipe += received
-                direction.drained = received < pipe.capacity
-                continue
-            }
-            if received == 0 {
-                direction.sawEOF = true
-                continue
-            }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN:
-                // Nothing to read: an idle direction gives its (empty) pipe back.
-                returnPipe(direction)
-                direction.reading = true
-                return updateInterest()
-            default:
-                let code = errno
-                return end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
             }
         }
     }
 
-    /// One recv into the copy buffer and its send on, with the pipe empty. True to keep
-    /// pumping (bytes moved, EOF seen); false when the pump must wait (nothing to read, the
-    /// receiver is full) or the relay ended.
+    /// One read from `from`, nothing being queued; true to keep pumping (bytes were read,
+    /// or copied on whole and more may wait), false when the pump must wait or the stream
+    /// ended (EOF passed on, or the relay ended).
+    private func read(_ direction: Direction) -> Bool {
+        switch direction.method {
+        case .copy: copyOnce(direction)
+        case .splice: spliceIn(direction)
+        }
+    }
+
+    /// One recv into the copy buffer and its send on.
     private func copyOnce(_ direction: Direction) -> Bool {
         let buffer = pipes.copyBuffer
-        let received = recv(direction.from, buffer.baseAddress, buffer.count, 0)
-        if received == 0 {
-            direction.sawEOF = true
-            return true
-        }
-        if received < 0 {
-            switch errno {
-            case EINTR:
-                return true
-            case EAGAIN:
-                direction.reading = true
-            default:
-                let code = errno
-                end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
+        let received: Int
+        do throws(IOError) {
+            switch try systemCall("recv", { recv(direction.from, buffer.baseAddress, buffer.count, 0) }) {
+            case .processed(0):
+                finish(direction)
+                return false
+            case .processed(let count):
+                received = count
+            case .wouldBlock:
+                return false
             }
+        } catch {
+            end(direction.resetOfSender, cause: error.errno)
             return false
         }
+        let then: AfterQueued
         if received == buffer.count {
-            direction.copiesReads = false
+            direction.method = .splice
+            then = .readAgain
         } else {
-            direction.drained = true
+            then = .awaitReadable
         }
         var sent = 0
-        while sent < received {
-            let count = crelay_send_nosignal(direction.to, buffer.baseAddress! + sent, received - sent)
-            if count > 0 {
+        sending: while sent < received {
+            let outcome = Result { () throws(IOError) in
+                try systemCall("send") { crelay_send_nosignal(direction.to, buffer.baseAddress! + sent, received - sent) }
+            }
+            switch outcome {
+            case .success(.processed(let count)) where count > 0:
                 // Counted as it goes: a reset after a partial send still reports what went out.
                 sent += count
                 direction.bytes += UInt64(count)
-                direction.blockedSince = 0
-                continue
+            case .success(.wouldBlock):
+                break sending
+            case .success(.processed):
+                failWrite(direction, errno: EPIPE)
+                return false
+            case .failure(let error):
+                failWrite(direction, errno: error.errno)
+                return false
             }
-            if count < 0 && errno == EINTR { continue }
-            if count < 0 && errno == EAGAIN { break }
-            failWrite(direction, errno: count < 0 ? errno : EPIPE)
-            return false
         }
-        guard sent < received else { return true }
+        guard sent < received else { return then == .readAgain }
         // The receiver is full: keep the rest (less than one copy buffer) for when it is
         // writable again, and read nothing more until then.
-        direction.unsent = Array(buffer[sent..<received])
-        direction.unsentOffset = 0
-        waitUntilWritable(direction)
+        direction.mode = .writing(.copied(Array(buffer[sent..<received]), offset: 0), stalledSince: monotonicNanos(),
+                                  then: then)
+        return false
+    }
+
+    /// One splice from `from` into a pipe, whose bytes the pump writes on next.
+    private func spliceIn(_ direction: Direction) -> Bool {
+        let pipe: SplicePipe
+        do throws(IOError) {
+            pipe = try pipes.take()
+        } catch {
+            end(.error(error))
+            return false
+        }
+        do throws(IOError) {
+            switch try systemCall("splice", { crelay_splice(direction.from, pipe.writeFD, pipe.capacity, 1) }) {
+            case .processed(0):
+                pipes.give(pipe)
+                finish(direction)
+                return false
+            case .processed(let count):
+                direction.mode = .writing(.piped(pipe, count: count), stalledSince: nil,
+                                          then: count < pipe.capacity ? .awaitReadable : .readAgain)
+                return true
+            case .wouldBlock:
+                // Nothing to read: an idle direction holds no pipe.
+                pipes.give(pipe)
+                return false
+            }
+        } catch {
+            pipes.give(pipe)
+            end(direction.resetOfSender, cause: error.errno)
+            return false
+        }
+    }
+
+    /// Writes `queued` to `to`; true once all of it is out. Otherwise the direction's mode
+    /// holds what is left (when `to` is full) or the relay has dealt with the failure.
+    private func write(_ queued: Queued, of direction: Direction, stalledSince: UInt64?, then: AfterQueued) -> Bool {
+        var stalledSince = stalledSince
+        switch queued {
+        case .copied(let bytes, var offset):
+            while offset < bytes.count {
+                let outcome = bytes.withUnsafeBytes { raw in
+                    Result { () throws(IOError) in
+                        try systemCall("send") { crelay_send_nosignal(direction.to, raw.baseAddress! + offset, raw.count - offset) }
+                    }
+                }
+                if case .success(.processed(let sent)) = outcome, sent > 0 {
+                    offset += sent
+                    direction.bytes += UInt64(sent)
+                    stalledSince = nil
+                    continue
+                }
+                direction.mode = .writing(.copied(bytes, offset: offset), stalledSince: stalledSince ?? monotonicNanos(),
+                                          then: then)
+                return writeStopped(direction, outcome)
+            }
+            return true
+        case .piped(let pipe, var count):
+            while count > 0 {
+                let outcome = Result { () throws(IOError) in
+                    try systemCall("splice") { crelay_splice(pipe.readFD, direction.to, count, 0) }
+                }
+                if case .success(.processed(let sent)) = outcome, sent > 0 {
+                    count -= sent
+                    direction.bytes += UInt64(sent)
+                    stalledSince = nil
+                    continue
+                }
+                direction.mode = .writing(.piped(pipe, count: count), stalledSince: stalledSince ?? monotonicNanos(),
+                                          then: then)
+                return writeStopped(direction, outcome)
+            }
+            pipes.give(pipe)
+            return true
+        }
+    }
+
+    /// A write that moved nothing: false, after passing on a failure (a write of no bytes
+    /// counts as EPIPE); the receiver being full leaves the direction writing.
+    private func writeStopped(_ direction: Direction, _ outcome: Result<SystemCallResult<Int>, IOError>) -> Bool {
+        switch outcome {
+        case .success(.wouldBlock): break
+        case .success(.processed): failWrite(direction, errno: EPIPE)
+        case .failure(let error): failWrite(direction, errno: error.errno)
+        }
         return false
     }
 
     /// Reads and drops what `direction.from` sends while the other direction delivers; its
     /// EOF stops the reading, its error (a reset) ends the relay as that side's reset.
-    private func discard(_ direction: Direction) {
+    private func discard(_ direction: Direction, ending: Ending) {
         let buffer = pipes.copyBuffer
         for _ in 0..<Self.roundsPerEvent {
-            let received = recv(direction.from, buffer.baseAddress, buffer.count, 0)
-            if received > 0 { continue }
-            if received == 0 {
-                direction.reading = false
-                return updateInterest()
-            }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN:
-                return updateInterest()
-            default:
-                let code = errno
-                return end(direction.isAtoB ? .resetByA : .resetByB, cause: code)
+            do throws(IOError) {
+                switch try systemCall("recv", { recv(direction.from, buffer.baseAddress, buffer.count, 0) }) {
+                case .processed(0):
+                    direction.mode = .discardedToEOF(ending)
+                    return updateInterest()
+                case .processed:
+                    continue
+                case .wouldBlock:
+                    return updateInterest()
+                }
+            } catch {
+                return end(direction.resetOfSender, cause: error.errno)
             }
         }
-    }
-
-    /// Writes the unsent bytes first; false while they are not all out.
-    private func writeUnsent(_ direction: Direction) -> Bool {
-        while direction.unsentOffset < direction.unsent.count {
-            let sent = direction.unsent.withUnsafeBytes { bytes in
-                crelay_send_nosignal(direction.to, bytes.baseAddress! + direction.unsentOffset,
-                                     bytes.count - direction.unsentOffset)
-            }
-            if sent > 0 {
-                direction.unsentOffset += sent
-                direction.bytes += UInt64(sent)
-                direction.blockedSince = 0
-                continue
-            }
-            if sent < 0 && errno == EINTR { continue }
-            if sent < 0 && errno == EAGAIN {
-                waitUntilWritable(direction)
-                return false
-            }
-            failWrite(direction, errno: sent < 0 ? errno : EPIPE)
-            return false
-        }
-        if !direction.unsent.isEmpty {
-            direction.unsent = []
-            direction.unsentOffset = 0
-        }
-        return true
-    }
-
-    private func waitUntilWritable(_ direction: Direction) {
-        direction.reading = false
-        direction.waitingWritable = true
-        if direction.blockedSince == 0 { direction.blockedSince = monotonicNanos() }
-    }
-
-    private func becameWritable(_ direction: Direction) {
-        direction.waitingWritable = false
-        direction.reading = true
-        pump(direction)
-        updateInterest()
     }
 
     /// Watches exactly what can make progress: each fd is read for one direction and
     /// written for the other.
     private func updateInterest() {
-        guard !ended else { return }
-        registrationA?.setInterest(read: aToB.reading && !aToB.finished, write: bToA.waitingWritable)
-        registrationB?.setInterest(read: bToA.reading && !bToA.finished, write: aToB.waitingWritable)
-    }
-
-    private func returnPipe(_ direction: Direction) {
-        if let pipe = direction.pipe, direction.inPipe == 0 {
-            pipes.give(pipe)
-            direction.pipe = nil
-        }
+        guard case .relaying(let relaying) = phase else { return }
+        relaying.registrationA.setInterest(read: aToB.wantsReadable, write: bToA.isWriting)
+        relaying.registrationB.setInterest(read: bToA.wantsReadable, write: aToB.isWriting)
     }
 
     // MARK: Endings
 
     /// One direction delivered everything up to its EOF: pass the EOF on.
     private func finish(_ direction: Direction) {
-        direction.finished = true
-        returnPipe(direction)
+        direction.mode = .finished
         if direction.failedWhileHeld {
             // A reset after the FIN (a read returns EOF, not the error, once FIN came).
-            return end(direction.isAtoB ? .resetByA : .resetByB, cause: ECONNRESET)
+            return end(direction.resetOfSender, cause: ECONNRESET)
         }
-        if let (ending, cause) = endAfterDelivery {
+        let other = other(direction)
+        if let ending = other.ending {
             // What the side that reset had sent is delivered: the other side gets it whole,
             // then a FIN (it lingers, see `end`).
-            end(ending, cause: cause)
-        } else if aToB.finished && bToA.finished {
+            end(ending.end, cause: ending.cause)
+        } else if other.isFinished {
             // Both ways are done: the close right after sends the FIN anyway.
             end(.bothClosed)
         } else {
@@ -404,19 +386,19 @@ public final class SplicePump: @unchecked Sendable {
         }
     }
 
-    /// A socket watched only for failures reported one (a reset). If its own stream had
-    /// ended in order the relay ends now (see `end` for how the other side is closed). A side
-    /// still delivering is left to the read path, which meets the error after its last
-    /// bytes, or to `finish` if a FIN came first. True when it ended.
-    private func endAfterFailure(of incoming: Direction, as reason: SpliceResult.End) -> Bool {
-        guard incoming.finished else {
+    /// A socket watched only for failures reported one (a reset); `incoming` reads from it.
+    /// If its own stream had ended in order the relay ends now (see `end` for how the other
+    /// side is closed). A side still delivering is left to the read path, which meets the
+    /// error after its last bytes, or to `finish` if a FIN came first. True when it ended.
+    private func endAfterFailure(of incoming: Direction) -> Bool {
+        guard incoming.isFinished else {
             incoming.failedWhileHeld = true
             return false
         }
         var code: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         _ = getsockopt(incoming.from, SOL_SOCKET, SO_ERROR, &code, &length)
-        end(reason, cause: code == 0 ? ECONNRESET : code)
+        end(incoming.resetOfSender, cause: code == 0 ? ECONNRESET : code)
         return true
     }
 
@@ -426,15 +408,15 @@ public final class SplicePump: @unchecked Sendable {
     /// after, and what it sent may still be on its way, so its own direction goes on to its
     /// end first. A reset in mid-stream ends the relay at once.
     private func failWrite(_ direction: Direction, errno code: Int32) {
-        let reset: SpliceResult.End = direction.isAtoB ? .resetByB : .resetByA
-        let incoming = direction.isAtoB ? bToA : aToB
-        guard code == EPIPE, !incoming.finished, endAfterDelivery == nil else { return end(reset, cause: code) }
-        deliverBeforeEnding(incoming, dropping: direction, as: reset, cause: code)
+        let incoming = other(direction)
+        guard code == EPIPE, !incoming.isFinished, incoming.ending == nil else {
+            return end(direction.resetOfReceiver, cause: code)
+        }
+        deliverBeforeEnding(incoming, dropping: direction, as: Ending(end: direction.resetOfReceiver, cause: code))
     }
 
     private func end(_ end: SpliceResult.End, cause: Int32 = 0) {
-        guard !ended else { return }
-        ended = true
+        if case .ended = phase { return }
         // A reset is passed on as a reset, unless the side that reset had already ended its
         // own stream in order: everything it sent was handed on, and a peer that closed
         // answers a late write with a reset, which must not cost the other side the end of
@@ -442,9 +424,9 @@ public final class SplicePump: @unchecked Sendable {
         // what is queued, its further bytes read and dropped, so the close stays a close.
         switch end {
         case .resetByA where cause == ECONNRESET || cause == EPIPE:
-            if !aToB.finished { SocketOptions.setLinger0(b) } else { return finishEnded(end, lingering: b) }
+            if !aToB.isFinished { SocketOptions.setLinger0(b) } else { return finishEnded(end, lingering: b) }
         case .resetByB where cause == ECONNRESET || cause == EPIPE:
-            if !bToA.finished { SocketOptions.setLinger0(a) } else { return finishEnded(end, lingering: a) }
+            if !bToA.isFinished { SocketOptions.setLinger0(a) } else { return finishEnded(end, lingering: a) }
         case .resetByA, .resetByB:
             // Not a reset (EIO, ETIMEDOUT...): still one side failed; report it as an error,
             // and cut the other side.
@@ -461,22 +443,14 @@ public final class SplicePump: @unchecked Sendable {
     /// The side `delivering` reads from refused bytes after its FIN (a reset): `dropping`,
     /// the direction towards it, writes no more; what its sender sends is read and dropped
     /// (`discard`), so a client that writes before it reads is not left blocked. What the
-    /// side that reset had sent is delivered to its FIN; then the relay ends as `end` and
+    /// side that reset had sent is delivered to its FIN; then the relay ends as `ending` and
     /// the other side gets a FIN after the whole reply, not a reset that would cost a slow
     /// reader its end. A read that meets the reset instead ends the relay with a reset then.
-    private func deliverBeforeEnding(_ delivering: Direction, dropping: Direction, as end: SpliceResult.End,
-                                     cause: Int32) {
-        endAfterDelivery = (end, cause)
-        dropping.discards = true
-        dropping.reading = true
-        dropping.waitingWritable = false
-        dropping.unsent = []
-        dropping.unsentOffset = 0
-        if let pipe = dropping.pipe {
+    private func deliverBeforeEnding(_ delivering: Direction, dropping: Direction, as ending: Ending) {
+        if case .writing(.piped(let pipe, _), _, _) = dropping.mode {
             pipes.discard(pipe)
-            dropping.pipe = nil
-            dropping.inPipe = 0
         }
+        dropping.mode = .discarding(ending)
         updateInterest()
     }
 
@@ -490,27 +464,26 @@ public final class SplicePump: @unchecked Sendable {
     /// Releases everything and reports `end`; `lingering` (a or b) is handed to a
     /// `LingeringClose` instead of being closed at once.
     private func finishEnded(_ end: SpliceResult.End, lingering: Int32? = nil) {
-        ended = true
+        let relaying: Relaying? = if case .relaying(let relaying) = phase { relaying } else { nil }
+        phase = .ended
         for direction in [aToB, bToA] {
-            if let pipe = direction.pipe {
-                if direction.inPipe == 0 { pipes.give(pipe) } else { pipes.discard(pipe) }
-                direction.pipe = nil
+            if case .writing(.piped(let pipe, _), _, _) = direction.mode {
+                // Bytes no one will read: the pipe goes, not back to the pool.
+                pipes.discard(pipe)
             }
+            direction.mode = .finished
         }
-        registrationA?.deregister(fdClosing: lingering != a)
-        registrationB?.deregister(fdClosing: lingering != b)
-        registrationA = nil
-        registrationB = nil
-        let released = self.released
-        self.released = nil
+        relaying?.registrationA.deregister(fdClosing: lingering != a)
+        relaying?.registrationB.deregister(fdClosing: lingering != b)
         var closer: LingeringClose?
         for fd in [a, b] {
-            if fd == lingering { closer = LingeringClose.start(fd, on: loop, pipes: pipes, closed: released) } else { close(fd) }
+            if fd == lingering {
+                closer = LingeringClose.start(fd, on: loop, pipes: pipes, closed: relaying?.released)
+            } else {
+                close(fd)
+            }
         }
-        let result = SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: end)
-        let completion = self.completion
-        self.completion = nil
-        completion?(result)
-        if closer == nil { released?() }
+        relaying?.completion(SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: end))
+        if closer == nil { relaying?.released?() }
     }
 }

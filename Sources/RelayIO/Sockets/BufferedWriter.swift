@@ -1,7 +1,7 @@
 /// Queued writes to one `StreamSocket` with backpressure: callers check `pendingBytes`
 /// against their high-water mark and stop reading the other side above it.
 /// Loop-confined: touched only on the socket's loop.
-public final class BufferedWriter: @unchecked Sendable {
+public final class BufferedWriter {
     private let socket: StreamSocket
     private var chunks: [[UInt8]] = []
     private var firstChunk = 0
@@ -17,12 +17,14 @@ public final class BufferedWriter: @unchecked Sendable {
     /// Runs (later, on the loop, once) when a write fails; everything queued is dropped.
     public var onError: ((IOError) -> Void)?
 
+    /// Writes to `socket`, on its loop.
     public init(socket: StreamSocket) {
         self.socket = socket
     }
 
     /// Writes now what the socket takes and queues the rest.
     public func enqueue(_ bytes: [UInt8]) {
+        socket.loop.assertInLoop()
         guard !failed, !bytes.isEmpty else { return }
         if pendingBytes == 0 {
             let written: Int
@@ -44,6 +46,7 @@ public final class BufferedWriter: @unchecked Sendable {
     /// Removes and returns every byte not yet written, in order (for a caller handing the
     /// socket to something else that must send them first).
     public func takeUnsent() -> [UInt8] {
+        socket.loop.preconditionInLoop()
         var unsent: [UInt8] = []
         unsent.reserveCapacity(pendingBytes)
         for index in firstChunk..<chunks.count {
@@ -100,6 +103,7 @@ public final class BufferedWriter: @unchecked Sendable {
         pendingBytes = 0
         stalledSince = nil
         // Reported from a fresh loop turn: the caller may be in the middle of its own work.
-        socket.loop.execute { [self] in onError?(error) }
+        let writer = LoopBound(self, on: socket.loop)
+        socket.loop.execute { writer.value.onError?(error) }
     }
 }

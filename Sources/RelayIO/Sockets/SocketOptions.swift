@@ -1,8 +1,7 @@
 import CRelayShims
 import Glibc
 
-/// Socket calls shared by listeners, connectors and streams. EBADF/EFAULT mean a bug in
-/// this process, never a peer's doing, so they stop it loudly.
+/// Socket calls shared by listeners, connectors and streams.
 enum SocketOptions {
     static func setInt(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
         var value = value
@@ -10,17 +9,10 @@ enum SocketOptions {
     }
 
     /// A new nonblocking, close-on-exec stream socket for `family`.
-    static func streamSocket(family: Int32) throws -> Int32 {
+    static func streamSocket(family: Int32) throws(IOError) -> Int32 {
         let fd = crelay_socket_stream_nonblocking(family)
         guard fd >= 0 else { throw IOError("socket", errno: errno) }
         return fd
-    }
-
-    /// Stops on errors that can only be a programming mistake.
-    static func checkNotProgrammerError(_ code: Int32, _ operation: String) {
-        if code == EBADF || code == EFAULT || code == ENOTSOCK {
-            preconditionFailure("\(operation) on a bad descriptor: errno \(code)")
-        }
     }
 
     /// Nagle off (a relay forwards segments as they come; batching them only adds latency),

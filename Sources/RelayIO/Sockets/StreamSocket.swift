@@ -10,9 +10,9 @@ public enum ReadResult: Equatable, Sendable {
 }
 
 /// One nonblocking stream socket owned by one loop. It joins epoll only when someone wants
-/// to read or write, and its fd is closed exactly once. Loop-confined: touched only on
-/// `loop`'s thread.
-public final class StreamSocket: @unchecked Sendable {
+/// to read or write, and its fd is closed exactly once. Loop-confined: made anywhere, then
+/// touched only on `loop`'s thread (another thread reaches it only inside a `LoopBound`).
+public final class StreamSocket {
     public let fd: Int32
     public let loop: EventLoop
     private var registration: IORegistration?
@@ -20,6 +20,7 @@ public final class StreamSocket: @unchecked Sendable {
     private var onWritable: (() -> Void)?
     private var closed = false
 
+    /// Wraps `fd` (nonblocking, owned from now on) for `loop`.
     public init(fd: Int32, loop: EventLoop) {
         self.fd = fd
         self.loop = loop
@@ -35,6 +36,7 @@ public final class StreamSocket: @unchecked Sendable {
 
     /// Calls `onReadable` whenever the socket is readable; it should read until `.wouldBlock`.
     public func startReading(_ onReadable: @escaping () -> Void) {
+        loop.preconditionInLoop()
         precondition(!closed, "startReading after close")
         watched.onReadable = { [unowned self] in
             // Paused lazily (see `pauseReading`): the first event while paused drops the interest.
@@ -50,49 +52,45 @@ public final class StreamSocket: @unchecked Sendable {
     /// speaks (a request waiting for its upstream) costs no system call, and a socket handed
     /// over meanwhile keeps its entry for the next owner.
     public func pauseReading() {
+        loop.assertInLoop()
         reading = false
     }
 
     /// Resumes read events (idempotent).
     public func resumeReading() {
+        loop.assertInLoop()
         guard !reading, !closed, registration?.onReadable != nil else { return }
         reading = true
         updateInterest()
     }
 
+    /// One recv(2) into `buffer`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
-        while true {
-            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
-            if count > 0 { return .bytes(count) }
-            if count == 0 { return .eof }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return .wouldBlock
-            default:
-                SocketOptions.checkNotProgrammerError(errno, "recv")
-                return .error(IOError("recv", errno: errno))
+        loop.assertInLoop()
+        do throws(IOError) {
+            switch try systemCall("recv", { recv(fd, buffer.baseAddress, buffer.count, 0) }) {
+            case .processed(0): return .eof
+            case .processed(let count): return .bytes(count)
+            case .wouldBlock: return .wouldBlock
             }
+        } catch {
+            return .error(error)
         }
     }
 
     /// Writes what the socket takes now: the count (0 when it would block), or the error
     /// (EPIPE, ECONNRESET: the peer is gone). Never raises SIGPIPE.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(IOError) -> Int {
-        while true {
-            let count = crelay_send_nosignal(fd, bytes.baseAddress, bytes.count)
-            if count >= 0 { return count }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return 0
-            default:
-                SocketOptions.checkNotProgrammerError(errno, "send")
-                throw IOError("send", errno: errno)
-            }
+        loop.assertInLoop()
+        switch try systemCall("send", { crelay_send_nosignal(fd, bytes.baseAddress, bytes.count) }) {
+        case .processed(let count): return count
+        case .wouldBlock: return 0
         }
     }
 
     /// Calls `onWritable` once, when the socket can take more bytes.
     public func whenWritable(_ onWritable: @escaping () -> Void) {
+        loop.preconditionInLoop()
         guard !closed else { return }
         self.onWritable = onWritable
         _ = watched
@@ -111,6 +109,7 @@ public final class StreamSocket: @unchecked Sendable {
         registration.setInterest(read: reading, write: onWritable != nil)
     }
 
+    /// Sends FIN after what is queued; reading goes on.
     public func shutdownWrite() {
         _ = shutdown(fd, Int32(SHUT_WR))
     }
@@ -127,6 +126,7 @@ public final class StreamSocket: @unchecked Sendable {
 
     /// Stops watching and closes the fd (idempotent).
     public func close() {
+        loop.preconditionInLoop()
         guard !closed else { return }
         closed = true
         forget(fdClosing: true)
@@ -137,6 +137,7 @@ public final class StreamSocket: @unchecked Sendable {
     /// this loop before the loop next waits (a splice relay taking over), which re-arms the
     /// epoll entry left for it (`IORegistration.deregisterHandingOver`).
     public func detachFD() -> Int32 {
+        loop.preconditionInLoop()
         precondition(!closed, "detachFD after close")
         closed = true
         onWritable = nil

@@ -2,31 +2,28 @@ import Glibc
 
 /// Nonblocking connect with a deadline.
 public enum TCPConnector {
-    /// Connects to `address`; `completion` runs exactly once on `loop`, never before this
-    /// returns: the connected fd
-    /// (ownership passes to the caller) or the failure (ETIMEDOUT when the deadline passed).
+    /// Connects to `address`; call on `loop`. `completion` runs exactly once there, never
+    /// before this returns: the connected fd (ownership passes to the caller) or the failure
+    /// (ETIMEDOUT when the deadline passed).
     public static func connect(to address: SocketAddress, on loop: EventLoop, timeout: Duration,
-                               completion: @escaping @Sendable (Result<Int32, IOError>) -> Void) -> ConnectAttempt {
+                               completion: @escaping (Result<Int32, IOError>) -> Void) -> ConnectAttempt {
+        loop.preconditionInLoop()
         let attempt = ConnectAttempt(loop: loop, completion: completion)
-        if loop.inLoop {
-            attempt.begin(address, timeout: timeout)
-        } else {
-            loop.execute { attempt.begin(address, timeout: timeout) }
-        }
+        attempt.begin(address, timeout: timeout)
         return attempt
     }
 }
 
 /// One connect in flight. Loop-confined: touched only on `loop`'s thread, hence
 /// `@exclusivity(unchecked)` on its state (see EventLoop).
-public final class ConnectAttempt: @unchecked Sendable {
+public final class ConnectAttempt {
     private let loop: EventLoop
-    @exclusivity(unchecked) private var completion: (@Sendable (Result<Int32, IOError>) -> Void)?
+    @exclusivity(unchecked) private var completion: ((Result<Int32, IOError>) -> Void)?
     @exclusivity(unchecked) private var fd: Int32 = -1
     @exclusivity(unchecked) private var registration: IORegistration?
     @exclusivity(unchecked) private var timer: LoopTimer?
 
-    init(loop: EventLoop, completion: @escaping @Sendable (Result<Int32, IOError>) -> Void) {
+    init(loop: EventLoop, completion: @escaping (Result<Int32, IOError>) -> Void) {
         self.loop = loop
         self.completion = completion
     }
@@ -40,18 +37,17 @@ public final class ConnectAttempt: @unchecked Sendable {
     }
 
     func begin(_ address: SocketAddress, timeout: Duration) {
-        guard completion != nil else { return }
-        do {
+        do throws(IOError) {
             fd = try SocketOptions.streamSocket(family: address.family)
-        } catch let error as IOError {
-            return finishLater(.failure(error))
         } catch {
-            return finishLater(.failure(IOError("socket", errno: EIO)))
+            return finishLater(.failure(error))
         }
         let result = address.withSockAddr { Glibc.connect(fd, $0, $1) }
         if result == 0 {
             return finishLater(.success(fd))
         }
+        // Interrupted, a connect goes on in the background as if in progress (calling it
+        // again would fail with EALREADY): both end in writability.
         guard errno == EINPROGRESS || errno == EINTR else {
             return finishLater(.failure(IOError("connect \(address)", errno: errno)))
         }
@@ -67,7 +63,8 @@ public final class ConnectAttempt: @unchecked Sendable {
     /// An outcome known inside `begin` is delivered from a fresh loop turn, so the caller
     /// always holds the attempt before its completion runs.
     private func finishLater(_ result: Result<Int32, IOError>) {
-        loop.execute { [self] in finish(result) }
+        let attempt = LoopBound(self, on: loop)
+        loop.execute { attempt.value.finish(result) }
     }
 
     private func connected(_ address: SocketAddress) {

@@ -7,10 +7,11 @@ import Synchronization
 /// eventfd write and a wake-up per connection); the kernel wakes one idle loop per
 /// readiness (EPOLLEXCLUSIVE), which spreads connections toward whichever loop has time.
 /// Drains a bounded batch per event and backs off briefly when out of descriptors.
-/// Each loop's watch is confined to that loop; `stop()` may be called from anywhere.
-public final class TCPListener: @unchecked Sendable {
+/// `start` and `stop` may be called from any thread; each loop's watch is confined to
+/// that loop and reached only through its `LoopBound`.
+public final class TCPListener: Sendable {
     /// One loop's interest in the socket. Loop-confined: touched only on its loop's thread.
-    private final class Watch: @unchecked Sendable {
+    private final class Watch {
         let loop: EventLoop
         var registration: IORegistration?
         var backoff: LoopTimer?
@@ -25,8 +26,8 @@ public final class TCPListener: @unchecked Sendable {
     static let acceptBatch = 16
 
     private let fd: Int32
-    /// Written once by `start` before any loop sees it.
-    private var watches: [Watch] = []
+    /// One per watching loop, set once by `start`.
+    private let watches = Mutex<[LoopBound<Watch>]>([])
     /// Set once the fd is closed or handed away: a second stop() must not close whatever
     /// now has that number.
     private let released = Atomic<Bool>(false)
@@ -73,28 +74,31 @@ public final class TCPListener: @unchecked Sendable {
     public func start(on loops: [EventLoop], reserve: DescriptorReserve? = nil,
                       onExhausted: (@Sendable (_ fd: Int32, _ peer: SocketAddress) -> Void)? = nil,
                       onAccept: @escaping @Sendable (_ fd: Int32, _ peer: SocketAddress, _ loop: EventLoop) -> Void) {
-        precondition(watches.isEmpty && !loops.isEmpty, "start a listener once, on at least one loop")
-        watches = loops.map(Watch.init)
-        for watch in watches {
-            watch.loop.sync { [self] in
-                let registration = watch.loop.register(fd)
-                registration.exclusive = watches.count > 1
+        precondition(watches.withLock(\.isEmpty) && !loops.isEmpty, "start a listener once, on at least one loop")
+        let started = loops.map { loop in
+            loop.sync { [self] in
+                let watch = Watch(loop: loop)
+                let registration = loop.register(fd)
+                registration.exclusive = loops.count > 1
                 registration.onReadable = { [unowned self, unowned watch] in
                     acceptBatch(on: watch, reserve: reserve, onExhausted: onExhausted) { fd, peer in
-                        onAccept(fd, peer, watch.loop)
+                        onAccept(fd, peer, loop)
                     }
                 }
                 registration.setInterest(read: true, write: false)
                 watch.registration = registration
+                return LoopBound(watch, on: loop)
             }
         }
+        watches.withLock { $0 = started }
     }
 
     /// Stops accepting and closes the socket; waits for the loops when called from elsewhere.
     public func stop() {
         guard !released.exchange(true, ordering: .relaxed) else { return }
-        for watch in watches {
+        for watch in watches.withLock({ $0 }) {
             watch.loop.sync {
+                let watch = watch.value
                 watch.backoff?.cancel()
                 watch.backoff = nil
                 watch.registration?.deregister()
@@ -106,7 +110,7 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Gives up ownership of a listener that was never started (for a caller doing its own accept).
     public func detachFD() -> Int32 {
-        precondition(watches.isEmpty, "detachFD after start")
+        precondition(watches.withLock(\.isEmpty), "detachFD after start")
         precondition(!released.exchange(true, ordering: .relaxed), "detachFD after stop or detach")
         return fd
     }
@@ -116,10 +120,13 @@ public final class TCPListener: @unchecked Sendable {
                              _ onAccept: (Int32, SocketAddress) -> Void) {
         for _ in 0..<Self.acceptBatch {
             var storage = sockaddr_storage()
+            // errno is read by the reserve, which tells EMFILE apart.
             let accept = { () -> Int32 in
                 var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-                return withUnsafeMutablePointer(to: &storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { crelay_accept4_nonblocking(self.fd, $0, &length) }
+                return withUnsafeMutablePointer(to: &storage) { address in
+                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                        retryingInterruptions { crelay_accept4_nonblocking(self.fd, address, &length) }
+                    }
                 }
             }
             let peer = { () -> SocketAddress? in withUnsafeBytes(of: &storage) { SocketAddress(storage: $0.baseAddress!) } }
@@ -141,7 +148,7 @@ public final class TCPListener: @unchecked Sendable {
                 onAccept(client, address)
             case .refused:
                 continue
-            case .failed(EINTR), .failed(ECONNABORTED), .failed(EPROTO):
+            case .failed(ECONNABORTED), .failed(EPROTO):
                 continue
             case .failed(EMFILE), .failed(ENFILE), .failed(ENOBUFS), .failed(ENOMEM):
                 // Out of descriptors or memory with nothing held back: a level-triggered
@@ -151,7 +158,7 @@ public final class TCPListener: @unchecked Sendable {
                 return
             case .failed(let code):
                 // EAGAIN: another loop took what was there.
-                SocketOptions.checkNotProgrammerError(code, "accept4")
+                preconditionNotProgrammerError(code, "accept4")
                 return
             }
         }

@@ -5,13 +5,13 @@ import Testing
 
 /// One SplicePump between two loopback pairs: `peerA`/`peerB` are the blocking far ends a
 /// test drives; the pump owns the nonblocking near ends.
-final class PumpHarness: @unchecked Sendable {
+final class PumpHarness: Sendable {
     let group = EventLoopGroup(count: 1)
     let loop: EventLoop
-    let pipes = PipePool()
+    let pipes: LoopBound<PipePool>
     let peerA: Int32
     let peerB: Int32
-    let pump: SplicePump
+    let pump: LoopBound<SplicePump>
     let result = Latch<SpliceResult>()
     let completions = Shared(0)
     private let peerAClosed = Shared(false)
@@ -26,21 +26,31 @@ final class PumpHarness: @unchecked Sendable {
         let b = try LoopbackPair.make(peerReceiveBuffer: peerBReceiveBuffer, localReceiveBuffer: localBReceiveBuffer)
         peerA = a.peer
         peerB = b.peer
-        pump = SplicePump(a: a.local, b: b.local, loop: loop, pipes: pipes,
-                          initialBytesAtoB: initialAtoB, initialBytesBtoA: initialBtoA)
+        let eventLoop = loop
+        let pool = eventLoop.make { PipePool() }
+        pipes = pool
+        pump = eventLoop.make {
+            SplicePump(a: a.local, b: b.local, loop: eventLoop, pipes: pool.value,
+                       initialBytesAtoB: initialAtoB, initialBytesBtoA: initialBtoA)
+        }
     }
 
     func start() {
-        loop.sync {
-            pump.start { [result, completions] outcome in
+        pump.sync { [result, completions] pump in
+            pump.start { outcome in
                 completions.update { $0 += 1 }
                 result.set(outcome)
             }
         }
     }
 
-    var lentPipes: Int { loop.sync { pipes.lentPipes } }
-    var openPipes: Int { loop.sync { pipes.openPipes } }
+    /// Ends the relay as its owner's idle timeout would.
+    func abort() {
+        pump.sync { $0.abort() }
+    }
+
+    var lentPipes: Int { pipes.sync { $0.lentPipes } }
+    var openPipes: Int { pipes.sync { $0.openPipes } }
 
     /// B's peer closes abortively (SO_LINGER 0): its kernel sends a reset.
     func resetPeerB() {
@@ -63,7 +73,7 @@ final class PumpHarness: @unchecked Sendable {
 
     /// Unblocks any peer thread still waiting, then releases the peers.
     func close() {
-        loop.sync { pump.abort() }
+        abort()
         if !peerAClosed.value {
             _ = shutdown(peerA, Int32(SHUT_RDWR))
             Glibc.close(peerA)
@@ -87,7 +97,7 @@ extension SpliceResult {
 }
 
 /// Samples a loop-confined value on its loop every millisecond and keeps the maximum.
-final class LoopSampler: @unchecked Sendable {
+final class LoopSampler: Sendable {
     private let timer: LoopRepeater
     let maximum = Shared(0)
     let samples = Shared(0)
@@ -285,14 +295,14 @@ extension RelayIOSuite {
             #expect(Peer.sendAll(peerB, Array("pong!".utf8)) == 0)
             #expect(Peer.receive(peerA, expected: Array("pong!".utf8), limit: 5).firstMismatch == nil)
 
-            harness.loop.sync { harness.pump.abort() }
+            harness.abort()
             let result = try #require(harness.result.wait())
             #expect(result.relayed == Relayed(bytesAtoB: 4, bytesBtoA: 5, end: .aborted))
             // The relay cut the stream: neither peer may take the end for an orderly close.
             #expect(Peer.recvOnce(peerA) == -Int(ECONNRESET))
             #expect(Peer.recvOnce(peerB) == -Int(ECONNRESET))
             #expect(harness.lentPipes == 0)
-            harness.loop.sync { harness.pump.abort() }
+            harness.abort()
             #expect(harness.completions.value == 1)
         }
 
@@ -424,7 +434,7 @@ extension RelayIOSuite {
             let harness = try PumpHarness(peerBReceiveBuffer: 64 * 1024)
             defer { harness.close() }
             let pipes = harness.pipes
-            let sampler = LoopSampler(loop: harness.loop) { pipes.lentPipes }
+            let sampler = LoopSampler(loop: harness.loop) { pipes.value.lentPipes }
             defer { sampler.stop() }
             harness.start()
             let (peerA, peerB) = (harness.peerA, harness.peerB)

@@ -4,10 +4,10 @@ import Glibc
 import Testing
 
 /// A StreamSocket over a loopback pair that records what its read events deliver.
-final class ReadingSocket: @unchecked Sendable {
+final class ReadingSocket: Sendable {
     let pair: LoopbackPair
     let loop: EventLoop
-    let socket: StreamSocket
+    let socket: LoopBound<StreamSocket>
     let inode: UInt64
     let bytes = Shared<[UInt8]>([])
     let eof = Shared(false)
@@ -16,12 +16,13 @@ final class ReadingSocket: @unchecked Sendable {
     init(loop: EventLoop) throws {
         pair = try LoopbackPair.make()
         self.loop = loop
-        socket = StreamSocket(fd: pair.local, loop: loop)
+        socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
         inode = try #require(Descriptors.inode(of: pair.local))
     }
 
     /// Call on the loop: reads until `.wouldBlock` per event, pauses at EOF.
     func startReading() {
+        let socket = self.socket.value
         socket.startReading { [self] in
             events.update { $0 += 1 }
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -56,7 +57,7 @@ extension RelayIOSuite {
             _ = shutdown(pair.peer, Int32(SHUT_WR))
             #expect(eventually { eof.value })
             #expect(bytes.value == payload)
-            loop.sync { socket.close() }
+            loop.sync { socket.value.close() }
             #expect(Descriptors.waitUntilClosed(inode))
         }
 
@@ -66,25 +67,25 @@ extension RelayIOSuite {
                                                              reading.bytes, reading.events)
             defer { close(pair.peer) }
             loop.sync {
-                socket.pauseReading()  // before any source: nothing to pause
-                socket.resumeReading()
+                socket.value.pauseReading()  // before any source: nothing to pause
+                socket.value.resumeReading()
                 reading.startReading()
-                socket.pauseReading()
-                socket.pauseReading()
+                socket.value.pauseReading()
+                socket.value.pauseReading()
             }
             #expect(Peer.sendAll(pair.peer, Array("while paused".utf8)) == 0)
             usleep(100_000)
             #expect(events.value == 0, "a paused socket delivered a read event")
             loop.sync {
-                socket.resumeReading()
-                socket.resumeReading()
+                socket.value.resumeReading()
+                socket.value.resumeReading()
             }
             #expect(eventually { bytes.value == Array("while paused".utf8) })
             // Closing while paused must still cancel the (suspended) source and close the fd.
             loop.sync {
-                socket.pauseReading()
-                socket.close()
-                socket.close()
+                socket.value.pauseReading()
+                socket.value.close()
+                socket.value.close()
             }
             #expect(Descriptors.waitUntilClosed(inode), "close() while paused leaked the fd")
             #expect(Peer.recvOnce(pair.peer) == 0)
@@ -94,16 +95,16 @@ extension RelayIOSuite {
             let pair = try LoopbackPair.make(peerReceiveBuffer: 16 * 1024, localSendBuffer: 16 * 1024)
             defer { close(pair.peer) }
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
             let inode = try #require(Descriptors.inode(of: pair.local))
-            let writer = BufferedWriter(socket: socket)
+            let writer = loop.make { BufferedWriter(socket: socket.value) }
             loop.sync {
-                socket.startReading {}
-                socket.pauseReading()
-                writer.enqueue(Pattern.bytes(2 * 1024 * 1024, seed: 4))  // leaves a write source waiting
-                #expect(writer.pendingBytes > 0)
+                socket.value.startReading {}
+                socket.value.pauseReading()
+                writer.value.enqueue(Pattern.bytes(2 * 1024 * 1024, seed: 4))  // leaves a write source waiting
+                #expect(writer.value.pendingBytes > 0)
             }
-            loop.sync { socket.close() }
+            loop.sync { socket.value.close() }
             #expect(Descriptors.waitUntilClosed(inode), "close() leaked the fd")
         }
 
@@ -111,12 +112,12 @@ extension RelayIOSuite {
             let pair = try LoopbackPair.make()
             defer { close(pair.peer) }
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
             let inode = try #require(Descriptors.inode(of: pair.local))
             let events = Shared(0)
             let fd = loop.sync {
-                socket.startReading { events.update { $0 += 1 } }
-                return socket.detachFD()
+                socket.value.startReading { events.update { $0 += 1 } }
+                return socket.value.detachFD()
             }
             #expect(fd == pair.local)
             let unclaimedBefore = loop.sync { loop.unclaimedSocketEvents }
@@ -139,14 +140,14 @@ extension RelayIOSuite {
             let pair = try LoopbackPair.make()
             defer { close(pair.peer) }
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
             let oldEvents = Shared(0)
             let newEvents = Shared(0)
             let received = Shared(0)
             let unclaimedBefore = loop.sync { loop.unclaimedSocketEvents }
             let registration = loop.sync {
-                socket.startReading { oldEvents.update { $0 += 1 } }
-                let fd = socket.detachFD()
+                socket.value.startReading { oldEvents.update { $0 += 1 } }
+                let fd = socket.value.detachFD()
                 let registration = loop.register(fd)
                 registration.onReadable = {
                     newEvents.update { $0 += 1 }
@@ -158,7 +159,7 @@ extension RelayIOSuite {
                     }
                 }
                 registration.setInterest(read: true, write: false)
-                return registration
+                return LoopBound(registration, on: loop)
             }
             #expect(Peer.sendAll(pair.peer, [1, 2, 3, 4]) == 0)
             #expect(eventually { received.value == 4 }, "the new owner never heard the bytes")
@@ -167,7 +168,7 @@ extension RelayIOSuite {
             #expect(newEvents.value >= 1)
             #expect(loop.sync { loop.unclaimedSocketEvents } - unclaimedBefore <= 1)
             loop.sync {
-                registration.deregister(fdClosing: true)
+                registration.value.deregister(fdClosing: true)
                 close(pair.local)
             }
         }
@@ -179,20 +180,20 @@ extension RelayIOSuite {
             let pair = try LoopbackPair.make()
             defer { close(pair.peer) }
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
             let failures = Shared(0)
             let unclaimedBefore = loop.sync { loop.unclaimedSocketEvents }
             let registration = loop.sync {
-                socket.startReading {}
-                socket.pauseReading()  // lazily: the entry stays armed for reading
-                let fd = socket.detachFD()
+                socket.value.startReading {}
+                socket.value.pauseReading()  // lazily: the entry stays armed for reading
+                let fd = socket.value.detachFD()
                 let registration = loop.register(fd)
                 registration.onFailure = {
                     failures.update { $0 += 1 }
                     return false
                 }
                 registration.setInterest(read: false, write: false)
-                return registration
+                return LoopBound(registration, on: loop)
             }
             #expect(Peer.sendAll(pair.peer, [1, 2, 3]) == 0)
             shutdown(pair.peer, Int32(SHUT_WR))
@@ -202,7 +203,7 @@ extension RelayIOSuite {
                     "the old owner's armed entry was reported on every wait")
             #expect(failures.value == 0, "data and a FIN are not a failure")
             loop.sync {
-                registration.deregister(fdClosing: true)
+                registration.value.deregister(fdClosing: true)
                 close(pair.local)
             }
         }
@@ -212,17 +213,17 @@ extension RelayIOSuite {
             let pair = try LoopbackPair.make(peerReceiveBuffer: 64 * 1024, localSendBuffer: 64 * 1024)
             defer { close(pair.peer) }
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
-            let writer = BufferedWriter(socket: socket)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
+            let writer = loop.make { BufferedWriter(socket: socket.value) }
             let drained = Shared(0)
             let errors = Shared(0)
             let payload = Pattern.bytes(4 * 1024 * 1024, seed: 9)
             let pendingAfterEnqueue = loop.sync {
-                writer.onDrained = { drained.update { $0 += 1 } }
-                writer.onError = { _ in errors.update { $0 += 1 } }
-                writer.enqueue(Array(payload[..<(1024 * 1024)]))
-                writer.enqueue(Array(payload[(1024 * 1024)...]))
-                return writer.pendingBytes
+                writer.value.onDrained = { drained.update { $0 += 1 } }
+                writer.value.onError = { _ in errors.update { $0 += 1 } }
+                writer.value.enqueue(Array(payload[..<(1024 * 1024)]))
+                writer.value.enqueue(Array(payload[(1024 * 1024)...]))
+                return writer.value.pendingBytes
             }
             #expect(pendingAfterEnqueue > 2 * 1024 * 1024, "the kernel took \(4 * 1024 * 1024 - pendingAfterEnqueue) bytes at once")
             #expect(pendingAfterEnqueue <= payload.count)
@@ -234,9 +235,9 @@ extension RelayIOSuite {
             #expect(eventually { drained.value == 1 })
             usleep(50_000)
             #expect(drained.value == 1)
-            #expect(loop.sync { writer.pendingBytes } == 0)
+            #expect(loop.sync { writer.value.pendingBytes } == 0)
             #expect(errors.value == 0)
-            loop.sync { socket.close() }
+            loop.sync { socket.value.close() }
         }
 
         /// A writer that never empties (the caller tops it up below its high-water mark while
@@ -246,8 +247,8 @@ extension RelayIOSuite {
             let pair = try LoopbackPair.make(peerReceiveBuffer: 64 * 1024, localSendBuffer: 64 * 1024)
             defer { close(pair.peer) }
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
-            let writer = BufferedWriter(socket: socket)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
+            let writer = loop.make { BufferedWriter(socket: socket.value) }
             // RSS is the whole test process's, and other suites run alongside: the bound is
             // half of what a writer keeping every chunk would grow, not a tight budget.
             let total = 256 * 1024 * 1024
@@ -257,9 +258,9 @@ extension RelayIOSuite {
             let residentBefore = Self.residentBytes()
             let residentPeak = Shared(residentBefore)
             let topUp = LoopRepeater(loop: loop, every: .milliseconds(1)) {
-                writer.onDrained = { if enqueued.value < total { drainedEarly.update { $0 += 1 } } }
-                while writer.pendingBytes < 8 * 1024 * 1024 && enqueued.value < total {
-                    writer.enqueue([UInt8](repeating: 0x42, count: chunk))
+                writer.value.onDrained = { if enqueued.value < total { drainedEarly.update { $0 += 1 } } }
+                while writer.value.pendingBytes < 8 * 1024 * 1024 && enqueued.value < total {
+                    writer.value.enqueue([UInt8](repeating: 0x42, count: chunk))
                     enqueued.update { $0 += chunk }
                 }
                 let resident = Self.residentBytes()
@@ -275,7 +276,7 @@ extension RelayIOSuite {
             let growth = residentPeak.value - residentBefore
             print("buffered writer: \(total >> 20) MiB through a never-empty queue, resident grew \(growth >> 20) MiB")
             #expect(growth < 128 * 1024 * 1024, "resident memory grew \(growth >> 20) MiB while at most ~8 MiB were pending")
-            loop.sync { socket.close() }
+            loop.sync { socket.value.close() }
         }
 
         static func residentBytes() -> Int {
@@ -288,17 +289,17 @@ extension RelayIOSuite {
         @Test func takeUnsentReturnsExactlyTheBytesTheKernelDidNotTake() throws {
             let pair = try LoopbackPair.make(peerReceiveBuffer: 4096, localSendBuffer: 4096)
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
-            let writer = BufferedWriter(socket: socket)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
+            let writer = loop.make { BufferedWriter(socket: socket.value) }
             let total = 1 << 20
             let data = Pattern.bytes(total, seed: 0x7A)
             let unsent = loop.sync { () -> [UInt8] in
                 for start in stride(from: 0, to: total, by: 64 * 1024) {
-                    writer.enqueue(Array(data[start..<min(start + 64 * 1024, total)]))
+                    writer.value.enqueue(Array(data[start..<min(start + 64 * 1024, total)]))
                 }
-                let pending = writer.pendingBytes
-                let taken = writer.takeUnsent()
-                precondition(writer.pendingBytes == 0)
+                let pending = writer.value.pendingBytes
+                let taken = writer.value.takeUnsent()
+                precondition(writer.value.pendingBytes == 0)
                 return pending == taken.count ? taken : []
             }
             #expect(!unsent.isEmpty, "the peer never read, so most of 1 MiB must still be queued")
@@ -308,15 +309,15 @@ extension RelayIOSuite {
             #expect(received.count == written)
             #expect(received.firstMismatch == nil, "what the kernel took is the prefix")
             #expect(unsent == Array(data[written...]), "what was handed back is exactly the rest, in order")
-            loop.sync { socket.close() }
+            loop.sync { socket.value.close() }
             close(pair.peer)
         }
 
         @Test func writingToAResetPeerReportsOneErrorLater() throws {
             let pair = try LoopbackPair.make()
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
-            let writer = BufferedWriter(socket: socket)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
+            let writer = loop.make { BufferedWriter(socket: socket.value) }
             let errors = Shared<[Int32]>([])
             Peer.setLinger0(pair.peer)
             close(pair.peer)
@@ -326,37 +327,37 @@ extension RelayIOSuite {
                 return poll(&poller, 1, 0) == 1 && poller.revents & Int16(POLLERR | POLLHUP) != 0
             })
             let reportedDuringEnqueue = loop.sync {
-                writer.onError = { error in errors.update { $0.append(error.errno) } }
-                writer.enqueue(Array("after the reset".utf8))
+                writer.value.onError = { error in errors.update { $0.append(error.errno) } }
+                writer.value.enqueue(Array("after the reset".utf8))
                 let during = errors.value.count
-                writer.enqueue(Array("and again".utf8))
+                writer.value.enqueue(Array("and again".utf8))
                 return during
             }
             #expect(reportedDuringEnqueue == 0, "onError ran inside enqueue")
             #expect(eventually { !errors.value.isEmpty })
             usleep(50_000)
-            loop.sync { writer.enqueue([1]) }
+            loop.sync { writer.value.enqueue([1]) }
             usleep(50_000)
             let seen = errors.value
             #expect(seen.count == 1)
             #expect(seen.allSatisfy { $0 == ECONNRESET || $0 == EPIPE }, "errno \(seen)")
-            #expect(loop.sync { writer.pendingBytes } == 0)
-            loop.sync { socket.close() }
+            #expect(loop.sync { writer.value.pendingBytes } == 0)
+            loop.sync { socket.value.close() }
         }
 
         /// The reset arrives while bytes are queued: the failure comes from the flush.
         @Test func aResetWhileBytesAreQueuedReportsOneError() throws {
             let pair = try LoopbackPair.make(peerReceiveBuffer: 16 * 1024, localSendBuffer: 16 * 1024)
             let loop = group.next()
-            let socket = StreamSocket(fd: pair.local, loop: loop)
-            let writer = BufferedWriter(socket: socket)
+            let socket = LoopBound(sending: StreamSocket(fd: pair.local, loop: loop), on: loop)
+            let writer = loop.make { BufferedWriter(socket: socket.value) }
             let errors = Shared<[Int32]>([])
             let drained = Shared(0)
             loop.sync {
-                writer.onError = { error in errors.update { $0.append(error.errno) } }
-                writer.onDrained = { drained.update { $0 += 1 } }
-                writer.enqueue(Pattern.bytes(1024 * 1024, seed: 10))
-                #expect(writer.pendingBytes > 0)
+                writer.value.onError = { error in errors.update { $0.append(error.errno) } }
+                writer.value.onDrained = { drained.update { $0 += 1 } }
+                writer.value.enqueue(Pattern.bytes(1024 * 1024, seed: 10))
+                #expect(writer.value.pendingBytes > 0)
             }
             _ = Peer.recvOnce(pair.peer)
             Peer.setLinger0(pair.peer)
@@ -366,8 +367,8 @@ extension RelayIOSuite {
             #expect(errors.value.count == 1)
             #expect(errors.value.allSatisfy { $0 == ECONNRESET || $0 == EPIPE }, "errno \(errors.value)")
             #expect(drained.value == 0)
-            #expect(loop.sync { writer.pendingBytes } == 0)
-            loop.sync { socket.close() }
+            #expect(loop.sync { writer.value.pendingBytes } == 0)
+            loop.sync { socket.value.close() }
         }
     }
 }

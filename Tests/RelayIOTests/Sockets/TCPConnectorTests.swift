@@ -73,10 +73,12 @@ extension RelayIOSuite {
             let outcome = Latch<Result<Int32, IOError>>()
             let completions = Shared(0)
             let loop = group.next()
-            let attempt = TCPConnector.connect(to: listener.localAddress, on: loop, timeout: .milliseconds(300)) {
-                precondition(loop.inLoop)
-                completions.update { $0 += 1 }
-                outcome.set($0)
+            let attempt = loop.make {
+                TCPConnector.connect(to: listener.localAddress, on: loop, timeout: .milliseconds(300)) {
+                    precondition(loop.inLoop)
+                    completions.update { $0 += 1 }
+                    outcome.set($0)
+                }
             }
             let fd = try #require(outcome.wait()).get()
             #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0)
@@ -87,7 +89,7 @@ extension RelayIOSuite {
             // Past the deadline: the attempt neither reports again nor closes what it handed over.
             let inode = try #require(Descriptors.inode(of: fd))
             usleep(400_000)
-            loop.sync { attempt.cancel() }
+            loop.sync { attempt.value.cancel() }
             #expect(completions.value == 1)
             #expect(Descriptors.isOpenSocket(inode))
             close(fd)
@@ -106,17 +108,19 @@ extension RelayIOSuite {
             var reused = 0
             for round in 0..<20 {
                 let received = Shared<[UInt8]>([])
-                let next = Shared<StreamSocket?>(nil)
+                let next = Shared<LoopBound<StreamSocket>?>(nil)
                 let handedOver = Latch<Bool>()
-                _ = TCPConnector.connect(to: listener.localAddress, on: loop, timeout: .seconds(5)) { result in
-                    guard case .success(let fd) = result else { return handedOver.set(false) }
-                    close(fd)
-                    // The lowest free number is the one just closed.
-                    guard case .success(let fresh) = Peer.connect(to: sideAddress) else { return handedOver.set(false) }
-                    _ = fcntl(fresh, F_SETFL, fcntl(fresh, F_GETFL) | O_NONBLOCK)
-                    let socket = readingSocket(fresh, on: loop, into: received)
-                    next.update { $0 = socket }
-                    handedOver.set(fd == fresh)
+                loop.sync {
+                    _ = TCPConnector.connect(to: listener.localAddress, on: loop, timeout: .seconds(5)) { result in
+                        guard case .success(let fd) = result else { return handedOver.set(false) }
+                        close(fd)
+                        // The lowest free number is the one just closed.
+                        guard case .success(let fresh) = Peer.connect(to: sideAddress) else { return handedOver.set(false) }
+                        _ = fcntl(fresh, F_SETFL, fcntl(fresh, F_GETFL) | O_NONBLOCK)
+                        let socket = readingSocket(fresh, on: loop, into: received)
+                        next.update { $0 = LoopBound(socket, on: loop) }
+                        handedOver.set(fd == fresh)
+                    }
                 }
                 let sameNumber = try #require(handedOver.wait() as Bool?)
                 if sameNumber { reused += 1 }
@@ -125,7 +129,7 @@ extension RelayIOSuite {
                 defer { close(peer) }
                 #expect(Peer.sendAll(peer, [7, 8, 9]) == 0)
                 let delivered = eventually(within: .seconds(2)) { received.value == [7, 8, 9] }
-                loop.sync { next.value?.close() }
+                loop.sync { next.value?.value.close() }
                 #expect(delivered, "round \(round): a socket reusing fd number of a handed-over fd got no read event")
                 if !delivered { break }
             }
@@ -140,12 +144,14 @@ extension RelayIOSuite {
             let loop = group.next()
             for round in 0..<5 {
                 let received = Shared<[UInt8]>([])
-                let owner = Shared<StreamSocket?>(nil)
+                let owner = Shared<LoopBound<StreamSocket>?>(nil)
                 let connected = Latch<Bool>()
-                _ = TCPConnector.connect(to: sideAddress, on: loop, timeout: .seconds(5)) { result in
-                    guard case .success(let fd) = result else { return connected.set(false) }
-                    owner.update { $0 = readingSocket(fd, on: loop, into: received) }
-                    connected.set(true)
+                loop.sync {
+                    _ = TCPConnector.connect(to: sideAddress, on: loop, timeout: .seconds(5)) { result in
+                        guard case .success(let fd) = result else { return connected.set(false) }
+                        owner.update { $0 = LoopBound(readingSocket(fd, on: loop, into: received), on: loop) }
+                        connected.set(true)
+                    }
                 }
                 try #require(connected.wait() == true)
                 let peer = accept(side, nil, nil)
@@ -153,7 +159,7 @@ extension RelayIOSuite {
                 defer { close(peer) }
                 #expect(Peer.sendAll(peer, [1, 2, UInt8(round)]) == 0)
                 let delivered = eventually(within: .seconds(2)) { received.value == [1, 2, UInt8(round)] }
-                loop.sync { owner.value?.close() }
+                loop.sync { owner.value?.value.close() }
                 #expect(delivered, "round \(round): the re-registered socket got no read event")
             }
         }
@@ -166,8 +172,11 @@ extension RelayIOSuite {
             close(probe)
             let before = Descriptors.openSocketInodes()
             let outcome = Latch<Result<Int32, IOError>>()
-            _ = TCPConnector.connect(to: SocketAddress(ip: "127.0.0.1", port: port)!, on: group.next(),
-                                     timeout: .seconds(5)) { outcome.set($0) }
+            let loop = group.next()
+            loop.sync {
+                _ = TCPConnector.connect(to: SocketAddress(ip: "127.0.0.1", port: port)!, on: loop,
+                                         timeout: .seconds(5)) { outcome.set($0) }
+            }
             let result = try #require(outcome.wait())
             #expect(throws: IOError.self) { try result.get() }
             if case .failure(let error) = result {
@@ -185,10 +194,13 @@ extension RelayIOSuite {
             let before = Descriptors.connectingSockets(to: target.port)
             let outcome = Latch<(Result<Int32, IOError>, UInt64)>()
             let started = monotonicNanos()
+            let (address, loop) = (target.address, group.next())
             // A deadline long enough for a test thread stalled by the parallel suites to see
             // the socket while it still connects.
-            let attempt = TCPConnector.connect(to: target.address, on: group.next(), timeout: .seconds(1)) {
-                outcome.set(($0, monotonicNanos()))
+            let attempt = loop.make {
+                TCPConnector.connect(to: address, on: loop, timeout: .seconds(1)) {
+                    outcome.set(($0, monotonicNanos()))
+                }
             }
             var ours: Set<UInt64> = []
             #expect(eventually { ours = Descriptors.connectingSockets(to: target.port).subtracting(before); return !ours.isEmpty })
@@ -212,30 +224,32 @@ extension RelayIOSuite {
             let target = try SaturatedListener()
             let before = Descriptors.connectingSockets(to: target.port)
             let completions = Shared(0)
-            let loop = group.next()
-            let attempt = TCPConnector.connect(to: target.address, on: loop, timeout: .seconds(1)) { _ in
-                completions.update { $0 += 1 }
+            let (address, loop) = (target.address, group.next())
+            let attempt = loop.make {
+                TCPConnector.connect(to: address, on: loop, timeout: .seconds(1)) { _ in
+                    completions.update { $0 += 1 }
+                }
             }
             var ours: Set<UInt64> = []
             #expect(eventually { ours = Descriptors.connectingSockets(to: target.port).subtracting(before); return !ours.isEmpty })
             #expect(ours.count == 1)
             for inode in ours { #expect(Descriptors.isOpenSocket(inode)) }
-            loop.sync { attempt.cancel() }
+            loop.sync { attempt.value.cancel() }
             for inode in ours {
                 #expect(Descriptors.waitUntilClosed(inode), "the cancelled socket is still open")
             }
             usleep(1_200_000)  // past the 1 s deadline: the timer must be gone too
             #expect(completions.value == 0)
-            loop.sync { attempt.cancel() }  // idempotent
+            loop.sync { attempt.value.cancel() }  // idempotent
         }
 
         @Test func cancelBeforeTheLoopStartsTheAttemptOpensNoSocket() throws {
             let target = try SaturatedListener()
             let before = Descriptors.connectingSockets(to: target.port)
             let completions = Shared(0)
-            let loop = group.next()
+            let (address, loop) = (target.address, group.next())
             loop.sync {
-                let attempt = TCPConnector.connect(to: target.address, on: loop, timeout: .milliseconds(50)) { _ in
+                let attempt = TCPConnector.connect(to: address, on: loop, timeout: .milliseconds(50)) { _ in
                     completions.update { $0 += 1 }
                 }
                 attempt.cancel()

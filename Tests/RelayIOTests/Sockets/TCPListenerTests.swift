@@ -157,7 +157,9 @@ extension RelayIOSuite {
             }
             let loop = group.next()
             let outcome = Latch<Result<Int32, IOError>>()
-            _ = TCPConnector.connect(to: listener.localAddress, on: loop, timeout: .seconds(5)) { outcome.set($0) }
+            loop.sync {
+                _ = TCPConnector.connect(to: listener.localAddress, on: loop, timeout: .seconds(5)) { outcome.set($0) }
+            }
             let fd = try #require(outcome.wait()).get()
             let peer = try #require(accepted.wait())
             #expect(peer.family == AF_INET6)

@@ -373,29 +373,45 @@ enum Descriptors {
 }
 
 /// Runs `body` on `loop` every `interval` until cancelled (a test's sampler or feeder).
-final class LoopRepeater: @unchecked Sendable {
+final class LoopRepeater: Sendable {
     private let loop: EventLoop
     private let interval: Duration
     private let body: @Sendable () -> Void
     private let stopped = Shared(false)
-    /// Loop-confined: the pending timer.
-    private var timer: LoopTimer?
+    /// The pending timer, on the loop.
+    private let timer: LoopBoundBox<LoopTimer?>
 
     init(loop: EventLoop, every interval: Duration, _ body: @escaping @Sendable () -> Void) {
         self.loop = loop
         self.interval = interval
         self.body = body
+        timer = .empty(on: loop)
         loop.execute { [self] in tick() }
     }
 
     private func tick() {
         guard !stopped.value else { return }
         body()
-        timer = loop.scheduleTimer(after: interval) { [self] in tick() }
+        timer.value = loop.scheduleTimer(after: interval) { [self] in tick() }
     }
 
     func cancel() {
         stopped.update { $0 = true }
-        loop.sync { timer?.cancel() }
+        loop.sync { timer.value?.cancel() }
+    }
+}
+
+extension EventLoop {
+    /// Makes a loop-confined object on this loop (where its initializer may already
+    /// register it) and hands it to the test thread bound to the loop.
+    func make<Value>(_ make: @Sendable () -> Value) -> LoopBound<Value> {
+        sync { LoopBound(make(), on: self) }
+    }
+}
+
+extension LoopBound {
+    /// Runs `body` with the value on its loop, from the test thread.
+    func sync<Result: Sendable>(_ body: @Sendable (Value) -> Result) -> Result {
+        loop.sync { body(value) }
     }
 }
