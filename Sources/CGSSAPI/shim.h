@@ -3,7 +3,7 @@
 #include <gssapi/gssapi_ext.h>
 
 // GSS-API spells its null handles and status tests as macros with casts, which the clang
-// importer drops (ENGINEERING.md trap 6). Each helper below wraps exactly one of them so
+// importer drops. Each helper below wraps exactly one of them so
 // Swift code can say what it means instead of guessing at nil/0 equivalences.
 
 static inline gss_cred_id_t CGSSAPI_GSS_C_NO_CREDENTIAL(void) { return GSS_C_NO_CREDENTIAL; }

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// A throwaway MIT Kerberos realm, `EXAMPLE.TEST`, with a KDC on an ephemeral loopback
-/// port (ENGINEERING.md trap 9): the user `alice` (password `secret`, already logged in
+/// port, started without root: the user `alice` (password `secret`, already logged in
 /// through `kinit`), the relay's service key `HTTP/127.0.0.1` in `keytabPath`, and a second
 /// service `HTTP/other.example.test` whose key is only in `otherKeytabPath`.
 ///
