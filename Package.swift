@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "RelayIO", dependencies: ["CRelayShims"]),
         .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO"]),
         .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "CGSSAPI"]),
-        .executableTarget(name: "dynrelay", dependencies: ["RelayServer", "RelayCore"]),
+        .executableTarget(name: "dynrelay", dependencies: ["RelayServer", "RelayCore", "RelayIO"]),
         // A throwaway MIT KDC on a loopback port, shared by the server and integration tests.
         .target(name: "KerberosTestSupport", path: "Tests/KerberosTestSupport"),
         // Another process's SQLite write lock, shared by the server and integration tests.

@@ -103,12 +103,10 @@ public final class RelaySocket {
 
     private static func wait(_ fd: Int32, for events: Int16, timeoutMs: Int32, operation: String) throws {
         var descriptor = pollfd(fd: fd, events: events, revents: 0)
-        while true {
-            let ready = poll(&descriptor, 1, timeoutMs)
-            if ready > 0 { return }
-            if ready == 0 { throw IOError(operation, errno: ETIMEDOUT) }
-            if errno != EINTR { throw IOError(operation, errno: errno) }
-        }
+        let ready = retryingInterruptions { poll(&descriptor, 1, timeoutMs) }
+        if ready > 0 { return }
+        if ready == 0 { throw IOError(operation, errno: ETIMEDOUT) }
+        throw IOError(operation, errno: errno)
     }
 
     private func wait(for events: Int16, operation: String) throws {
@@ -121,12 +119,10 @@ public final class RelaySocket {
         var offset = 0
         while offset < bytes.count {
             try wait(for: Int16(POLLOUT), operation: "send")
-            let written = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw IOError("send", errno: errno)
+            let result = try systemCall("send") {
+                bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
-            offset += written
+            if case .processed(let written) = result { offset += written }
         }
     }
 
@@ -134,10 +130,8 @@ public final class RelaySocket {
         var buffer = [UInt8](repeating: 0, count: max)
         while true {
             try wait(for: Int16(POLLIN), operation: "recv")
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count >= 0 { return Array(buffer[..<count]) }
-            if errno == EINTR || errno == EAGAIN { continue }
-            throw IOError("recv", errno: errno)
+            let result = try systemCall("recv") { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
+            if case .processed(let count) = result { return Array(buffer[..<count]) }
         }
     }
 }

@@ -14,7 +14,8 @@ public final class RelayServer: Sendable {
     private let stateDir: String
     private let logger: RelayLog
     private let group: EventLoopGroup
-    private let contexts: [LoopContext]
+    /// Each loop's own state, one per loop in loop order.
+    private let contexts: [LoopBound<LoopContext>]
     private let shared: ServerShared
     private let auditLog: AuditLog
     private let listeners = ListenerSet()
@@ -53,7 +54,7 @@ public final class RelayServer: Sendable {
                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger,
                                   localHost: localHost)
         self.shared = shared
-        self.contexts = group.loops.map { LoopContext(loop: $0, shared: shared) }
+        self.contexts = group.loops.map { LoopBound(sending: LoopContext(loop: $0, shared: shared), on: $0) }
         try listeners.bindAll(config)
         showListenersToTheAddressCheck()
     }
@@ -103,7 +104,7 @@ public final class RelayServer: Sendable {
     /// Starts loops and accepting; returns once the daemon is ready.
     public func start() {
         for context in contexts {
-            context.loop.execute { context.startSweeping() }
+            context.loop.execute { context.value.startSweeping() }
         }
         for entry in listeners.all {
             startAccepting(entry)
@@ -123,10 +124,11 @@ public final class RelayServer: Sendable {
         }
         let route = entry.route
         entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
+            let context = contexts[loop.index].value
             if let (forward, target) = route?.value {
-                acceptForward(fd, peer: peer, listener: name, forward: forward, target: target, on: contexts[loop.index])
+                acceptForward(fd, peer: peer, listener: name, forward: forward, target: target, on: context)
             } else {
-                acceptProxy(fd, peer: peer, listener: name, on: contexts[loop.index])
+                acceptProxy(fd, peer: peer, listener: name, on: context)
             }
         }
     }
@@ -266,8 +268,8 @@ public final class RelayServer: Sendable {
         }
         for context in contexts {
             context.loop.sync {
-                context.stopSweeping()
-                context.abortAll()
+                context.value.stopSweeping()
+                context.value.abortAll()
             }
         }
         let abortDeadline = monotonicNanos() + 2_000_000_000

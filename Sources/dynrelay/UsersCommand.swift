@@ -1,5 +1,6 @@
 import Glibc
 import RelayCore
+import RelayIO
 import RelayServer
 
 /// `dynrelay users add|passwd|del|list`: manage the built-in user store. A running daemon
@@ -133,8 +134,7 @@ enum UsersCommand {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while line.count <= UserCredentialRules.maxPasswordBytes + 1 {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
+            let n = retryingInterruptions { read(fd, &byte, 1) }
             if n <= 0 || byte == UInt8(ascii: "\n") { break }
             line.append(byte)
         }

@@ -12,7 +12,7 @@ import COpenSSL
 /// not from the process-wide default context: loading the legacy provider there would also
 /// make RC4, single DES and other legacy ciphers fetchable by every `SSL_CTX` the relay
 /// builds, including the security-level-0 contexts kept for TLS 1.0/1.1 peers.
-final class AuthAlgorithms: @unchecked Sendable {
+final class AuthAlgorithms: @unchecked Sendable {  // immutable after init; each use makes its own EVP context
     static let shared = AuthAlgorithms()
 
     let md4: OpaquePointer?

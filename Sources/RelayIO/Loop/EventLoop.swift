@@ -17,7 +17,7 @@ import Synchronization
 /// construction (only `run` and the handlers it calls touch it), which is why this one
 /// class is `@unchecked Sendable`: what it hands out (`IORegistration`, `LoopTimer`) is
 /// not `Sendable`, and crosses threads only inside a `LoopBound`.
-public final class EventLoop: @unchecked Sendable {
+public final class EventLoop: @unchecked Sendable {  // loop state only on its thread; the rest Mutex or Atomic
     public let index: Int
     private let epoll = Epoll()
     private let wakeFD: Int32

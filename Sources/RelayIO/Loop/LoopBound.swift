@@ -10,7 +10,7 @@
 ///
 /// A struct: changing `value` changes this copy only. Share a mutable slot with
 /// `LoopBoundBox`.
-public struct LoopBound<Value>: @unchecked Sendable {
+public struct LoopBound<Value>: @unchecked Sendable {  // every access checks the loop's thread
     /// The loop whose thread alone may touch `value`.
     public let loop: EventLoop
     private var wrapped: Value
@@ -47,7 +47,7 @@ public struct LoopBound<Value>: @unchecked Sendable {
 /// A mutable slot that belongs to one loop and is shared by reference: the loop-confined
 /// part of an object that other threads also hold (a pending timer a test cancels, a
 /// listener's per-loop watch). Every access checks the loop, as `LoopBound` does.
-public final class LoopBoundBox<Value>: @unchecked Sendable {
+public final class LoopBoundBox<Value>: @unchecked Sendable {  // every access checks the loop's thread
     /// The loop whose thread alone may touch `value`.
     public let loop: EventLoop
     private var wrapped: Value

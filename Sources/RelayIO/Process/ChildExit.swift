@@ -26,7 +26,7 @@ public enum ChildExit: Sendable, Equatable, CustomStringConvertible {
         var reaped = waitpid(pid, &status, WNOHANG)
         if reaped == 0 {
             kill(pid, SIGKILL)
-            repeat { reaped = waitpid(pid, &status, 0) } while reaped < 0 && errno == EINTR
+            reaped = retryingInterruptions { waitpid(pid, &status, 0) }
         }
         // ECHILD: someone set SIGCHLD to SIG_IGN and the kernel reaped it already.
         guard reaped == pid else { return .unknown }

@@ -9,8 +9,9 @@ import Glibc
 /// has become useless (`end(reason:)`).
 ///
 /// Loop-confined: everything here is touched only on `loop`, so no thread ever blocks on a
-/// child. The callbacks run there.
-public final class ChildProcess: @unchecked Sendable {
+/// child, and the callbacks run there. Not `Sendable`: another thread reaches one only
+/// inside a `LoopBound`.
+public final class ChildProcess {
     /// Why a child is gone.
     public enum Ending: Sendable, Equatable {
         /// No child could be started (socketpair or posix_spawn failed).
@@ -181,16 +182,20 @@ public final class ChildProcess: @unchecked Sendable {
     private func flush() {
         guard let current = running else { return }
         var sent = 0
-        while sent < current.outbound.count {
-            let result = current.outbound.withUnsafeBytes { bytes in
-                crelay_send_nosignal(current.spawned.socket, bytes.baseAddress! + sent, bytes.count - sent)
+        sending: while sent < current.outbound.count {
+            do throws(IOError) {
+                let result = try systemCall("send to a child") {
+                    current.outbound.withUnsafeBytes { bytes in
+                        crelay_send_nosignal(current.spawned.socket, bytes.baseAddress! + sent, bytes.count - sent)
+                    }
+                }
+                switch result {
+                case .processed(let count): sent += count
+                case .wouldBlock: break sending
+                }
+            } catch {
+                return end(reason: "stopped reading (errno \(error.errno))")
             }
-            if result < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN { break }
-                return end(reason: "stopped reading (errno \(errno))")
-            }
-            sent += result
         }
         current.outbound.removeFirst(sent)
         current.socket.setInterest(read: true, write: !current.outbound.isEmpty)
@@ -199,11 +204,17 @@ public final class ChildProcess: @unchecked Sendable {
     private func readAvailable(from reading: Running) {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while running === reading {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(reading.spawned.socket, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN { return }
-                return end(reason: "output failed (errno \(errno))")
+            let count: Int
+            do throws(IOError) {
+                let result = try systemCall("read from a child") {
+                    chunk.withUnsafeMutableBytes { Glibc.read(reading.spawned.socket, $0.baseAddress, $0.count) }
+                }
+                switch result {
+                case .processed(let read): count = read
+                case .wouldBlock: return
+                }
+            } catch {
+                return end(reason: "output failed (errno \(error.errno))")
             }
             if count == 0 { return end(reason: "closed its output") }
             chunk.withUnsafeBytes { onOutput(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }

@@ -9,7 +9,7 @@ import Glibc
 /// PASSIVE checkpoints never block the writer or readers. The writer keeps a high automatic
 /// checkpoint threshold as a safety net in case this thread falls behind.
 /// Touched only on `queue`.
-final class AuditCheckpointer: @unchecked Sendable {
+final class AuditCheckpointer: @unchecked Sendable {  // after init, `db` and `databaseFile` change only on `queue`
     /// How often to checkpoint: small enough that the WAL stays a few MiB under load.
     static let interval: DispatchTimeInterval = .milliseconds(250)
 

@@ -7,7 +7,7 @@ import RelayCore
 /// The SQLite side of `AuditLog`: one connection, its prepared statements and the chain
 /// arithmetic. Confined to the audit queue of the `AuditLog` that owns it (built on the
 /// caller's thread before the queue ever sees it, closed there after the queue has drained).
-final class AuditWriter: @unchecked Sendable {
+final class AuditWriter: @unchecked Sendable {  // after init, only its AuditLog's queue touches it
     private var db: OpaquePointer?
     private var begin: OpaquePointer?
     private var commit: OpaquePointer?

@@ -6,9 +6,13 @@ import RelayIO
 /// helper). Every answer arrives on the connection's loop: at once when it needs no other
 /// thread (a cached Basic login, Digest, NTLM from the store), else after a hop back from
 /// the worker or helper. The driver must cope with an answer inside the call.
-/// Loop-confined: touched only on its loop's thread.
-final class ConnectionAuthenticator: @unchecked Sendable {
-    typealias Completion = @Sendable (ProxyAuthOutcome) -> Void
+/// Loop-confined: touched only on its loop's thread, so not `Sendable`; the steps that run
+/// elsewhere come back to it through a `LoopBound`.
+final class ConnectionAuthenticator {
+    /// The driver's callback, called on the connection's loop.
+    typealias Completion = (ProxyAuthOutcome) -> Void
+    /// How a scheme answers, from whichever thread its check ends on.
+    typealias Answer = @Sendable (ProxyAuthOutcome) -> Void
 
     // Each scheme's steps are in Schemes/, one file a scheme; the state below is what they
     // share or keep between a connection's messages.
@@ -36,13 +40,14 @@ final class ConnectionAuthenticator: @unchecked Sendable {
         negotiateContext = nil
     }
 
-    /// Authenticates one request; `completion` runs once, on the connection's loop, perhaps
-    /// before this returns.
+    /// Authenticates one request; call on the connection's loop. `completion` runs once,
+    /// there, perhaps before this returns.
     func authenticate(_ request: ProxyAuthRequest, completion: @escaping Completion) {
+        let caller = LoopBound(completion, on: loop)
         // No hop when already on the loop: a wake-up per tunnel costs more than the check.
-        let answer: Completion = { [loop, shared] outcome in
+        let answer: Answer = { [shared] outcome in
             let outcome = Self.naming(outcome, accountsIn: shared.store)
-            if loop.inLoop { completion(outcome) } else { loop.execute { completion(outcome) } }
+            if caller.loop.inLoop { caller.value(outcome) } else { caller.loop.execute { caller.value(outcome) } }
         }
         if shared.isLocked(principal: nil, source: source) {
             return answer(.refused(ProxyAuthRefusal(reason: .lockedOut)))

@@ -8,7 +8,7 @@ import Glibc
 /// Read-only after `init`. MIT krb5 locks its credential record (`cred->lock`) inside
 /// `gss_accept_sec_context`, so connections on different threads may accept with the
 /// same credential concurrently.
-public final class GSSAcceptorCredential: @unchecked Sendable {
+public final class GSSAcceptorCredential: @unchecked Sendable {  // immutable after init; krb5 locks the credential
     /// The keytab the keys come from.
     public let keytabPath: String
     /// The service principal accepted, or nil for any key in the keytab.

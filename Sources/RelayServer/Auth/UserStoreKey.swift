@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import RelayCore
+import RelayIO
 
 /// Where the user store's 32-byte sealing key comes from, and how it is read and made.
 ///
@@ -99,8 +100,9 @@ public struct UserStoreKeySource: Sendable, Equatable {
         var buffer = [UInt8](repeating: 0, count: 67)
         var count = 0
         while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = retryingInterruptions {
+                buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            }
             guard n >= 0 else {
                 throw UserStoreError(code: UserStoreError.Code.keyInvalid, message: "key file \(path): \(String(cString: strerror(errno)))")
             }
@@ -135,8 +137,7 @@ public struct UserStoreKeySource: Sendable, Equatable {
         var written = 0
         var failure: Int32 = 0
         while written < text.count {
-            let n = text.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
+            let n = retryingInterruptions { text.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) } }
             if n <= 0 { failure = n < 0 ? errno : EIO; break }
             written += n
         }

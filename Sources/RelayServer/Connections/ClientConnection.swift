@@ -5,8 +5,9 @@ import RelayIO
 /// Drives one accepted proxy connection: feeds socket events into its `ProxySession` and
 /// carries out the actions it returns. All protocol decisions live in the session; this
 /// class only moves bytes, arms timers and keeps buffers bounded.
-/// Loop-confined: touched only on its loop's thread.
-final class ClientConnection: @unchecked Sendable, IdleTracked {
+/// Loop-confined: touched only on its loop's thread, so not `Sendable`; an answer from
+/// another thread (the resolver, the audit queue) comes back through a `LoopBound`.
+final class ClientConnection: IdleTracked {
     /// Above this many queued bytes for one side, stop reading the other side.
     private static let highWater = 64 * 1024
 
@@ -276,14 +277,14 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     }
 
     private func resolve(_ name: String, port: UInt16) {
-        let loop = context.loop
-        context.shared.resolver.resolve(host: name, port: port) { [self] result in
-            loop.execute { [self] in
+        let connection = LoopBound(self, on: context.loop)
+        context.shared.resolver.resolve(host: name, port: port) { result in
+            connection.loop.execute {
                 switch result {
                 case .success(let addresses):
-                    deliver(.resolved(addresses.compactMap { IPAddress(bytes: $0.ipBytes) }))
+                    connection.value.deliver(.resolved(addresses.compactMap { IPAddress(bytes: $0.ipBytes) }))
                 case .failure:
-                    deliver(.resolveFailed)
+                    connection.value.deliver(.resolveFailed)
                 }
             }
         }
@@ -317,13 +318,14 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
         guard awaitCommit else {
             return context.shared.audit.record(entry, identity: identity)
         }
-        let loop = context.loop
-        context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
-            loop.execute { [self] in
-                if isFinished {
-                    settleAfterFinish(committed ? .auditCommitted : .auditFailed)
+        let connection = LoopBound(self, on: context.loop)
+        context.shared.audit.record(entry, identity: identity, batchingOn: context) { committed in
+            connection.loop.execute {
+                let connection = connection.value
+                if connection.isFinished {
+                    connection.settleAfterFinish(committed ? .auditCommitted : .auditFailed)
                 } else {
-                    deliver(committed ? .auditCommitted : .auditFailed)
+                    connection.deliver(committed ? .auditCommitted : .auditFailed)
                 }
             }
         }
@@ -340,8 +342,9 @@ final class ClientConnection: @unchecked Sendable, IdleTracked {
     private func authenticate(_ request: ProxyAuthRequest) {
         guard let shared = currentAuthenticator else {
             // Unreachable: sessions ask only when the settings carry an authenticator.
-            return context.loop.execute { [self] in
-                deliver(.authFinished(.refused(ProxyAuthRefusal(reason: .internalError))))
+            let connection = LoopBound(self, on: context.loop)
+            return context.loop.execute {
+                connection.value.deliver(.authFinished(.refused(ProxyAuthRefusal(reason: .internalError))))
             }
         }
         let auth = authenticator ?? ConnectionAuthenticator(shared: shared, loop: context.loop,

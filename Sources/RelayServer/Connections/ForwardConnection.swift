@@ -10,8 +10,9 @@ import RelayIO
 /// row is written only for an open row that committed, so the trail never shows the end of
 /// an attempt whose start it does not hold. A raw TCP client has no answer to wait for, so
 /// a failure is a reset at once, its row written when the open row's commit answers.
-/// Loop-confined: touched only on its loop's thread; tracked there until the relay takes over.
-final class ForwardConnection: @unchecked Sendable, IdleTracked {
+/// Loop-confined: touched only on its loop's thread, tracked there until the relay takes
+/// over; the resolver's and the audit queue's answers come back through a `LoopBound`.
+final class ForwardConnection: IdleTracked {
     private enum State {
         /// Accepted; the registry has not decided yet.
         case accepted
@@ -166,9 +167,9 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
         switch action {
         case .resolve(let name):
             state = .opening(opening, upstream: upstream)
-            let loop = context.loop
-            context.shared.resolver.resolve(host: name, port: forward.port) { [self] result in
-                loop.execute { [self] in resolveAnswered(result) }
+            let connection = LoopBound(self, on: context.loop)
+            context.shared.resolver.resolve(host: name, port: forward.port) { result in
+                connection.loop.execute { connection.value.resolveAnswered(result) }
             }
         case .writeOpenRowAndConnect(let address):
             resolved = Endpoint.text(address, forward.port)
@@ -218,9 +219,9 @@ final class ForwardConnection: @unchecked Sendable, IdleTracked {
     private func recordOpen() {
         let entry = AuditEntry(event: .forwardOpen, decision: .allow, reason: .allowed, target: target,
                                resolved: resolved, rule: rule)
-        let loop = context.loop
-        context.shared.audit.record(entry, identity: identity, batchingOn: context) { [self] committed in
-            loop.execute { [self] in openRowAnswered(committed) }
+        let connection = LoopBound(self, on: context.loop)
+        context.shared.audit.record(entry, identity: identity, batchingOn: context) { committed in
+            connection.loop.execute { connection.value.openRowAnswered(committed) }
         }
     }
 

@@ -24,8 +24,9 @@ extension IdleTracked {
 }
 
 /// The state one event loop owns: its pipe pool, its read buffer, the connections on it.
-/// Loop-confined: touched only on `loop`'s thread.
-final class LoopContext: @unchecked Sendable {
+/// Loop-confined: touched only on `loop`'s thread, so not `Sendable`; the server holds
+/// each one in a `LoopBound`.
+final class LoopContext {
     let loop: EventLoop
     let shared: ServerShared
     let pipes = PipePool()

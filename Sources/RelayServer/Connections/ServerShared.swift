@@ -36,7 +36,7 @@ final class ServerShared: Sendable {
     /// tables keep proven HA1s, which the sweep must expire even if no request comes.
     private let retired = Mutex<[WeakAuthenticator]>([])
 
-    private struct WeakAuthenticator: @unchecked Sendable {
+    private struct WeakAuthenticator: Sendable {
         weak var authenticator: ProxyAuthenticator?
     }
 

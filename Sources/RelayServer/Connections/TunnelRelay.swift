@@ -4,8 +4,9 @@ import RelayIO
 
 /// A raw relay between two connected plain-TCP sockets (an established CONNECT tunnel or a
 /// static forward), spliced in the kernel, and its close record.
-/// Loop-confined: touched only on its loop's thread.
-final class TunnelRelay: @unchecked Sendable, IdleTracked {
+/// Loop-confined: touched only on its loop's thread, so not `Sendable`; everything it
+/// hears comes from its pump on that loop.
+final class TunnelRelay: IdleTracked {
     private let context: LoopContext
     private let pump: SplicePump
     private let tunnel: TunnelContext

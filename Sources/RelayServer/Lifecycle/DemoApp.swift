@@ -24,9 +24,9 @@ public final class DemoApp: Sendable {
         let fd = self.fd
         DispatchQueue.global().async {
             while true {
-                let client = accept(fd, nil, nil)
+                let client = retryingInterruptions { accept(fd, nil, nil) }
                 if client < 0 {
-                    if errno == EINTR || errno == EAGAIN { usleep(1000); continue }
+                    if errno == EAGAIN { usleep(1000); continue }
                     return
                 }
                 DispatchQueue.global().async { Self.serve(client) }

@@ -1,4 +1,5 @@
 import Glibc
+import RelayIO
 
 /// One line per event on stderr: journald stamps and indexes it, and a human can read it.
 ///
@@ -96,11 +97,9 @@ public struct RelayLog: Sendable {
         line.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {
-                let written = Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
+                // Not `systemCall`: a closed stderr (EBADF) loses the text, it does not stop the process.
+                let written = retryingInterruptions { Glibc.write(2, bytes.baseAddress! + offset, bytes.count - offset) }
+                if written < 0 { return }
                 offset += written
             }
         }

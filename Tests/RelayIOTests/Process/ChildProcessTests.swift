@@ -16,10 +16,10 @@ extension RelayIOSuite {
 
         /// A child of `command` on its own loop, reporting to `events`.
         static func watch(_ command: ChildCommand, restartAfter interval: Duration = .seconds(30))
-            -> (loop: EventLoop, child: ChildProcess, events: Shared<[Event]>) {
+            -> (loop: EventLoop, child: LoopBound<ChildProcess>, events: Shared<[Event]>) {
             let loop = EventLoopGroup(count: 1).loops[0]
             let events = Shared<[Event]>([])
-            let child = loop.sync {
+            let child = loop.make {
                 let child = ChildProcess(command: command, loop: loop, minimumRestartInterval: interval)
                 child.onStart = { _ in events.update { $0.append(.started) } }
                 child.onOutput = { chunk in let bytes = Array(chunk); events.update { $0.append(.output(bytes)) } }
@@ -41,12 +41,12 @@ extension RelayIOSuite {
 
         @Test func bytesGoBothWaysAndCloseKillsAndReapsTheChild() throws {
             let (loop, child, events) = Self.watch(ChildCommand(executable: "/bin/cat"))
-            let pid = try #require(loop.sync { child.pid })
-            #expect(loop.sync { child.send(Array("one line\n".utf8)) })
+            let pid = try #require(loop.sync { child.value.pid })
+            #expect(loop.sync { child.value.send(Array("one line\n".utf8)) })
             #expect(eventually { events.value.contains(.output(Array("one line\n".utf8))) })
-            loop.sync { child.close() }
+            loop.sync { child.value.close() }
             #expect(Self.isGone(pid), "closed means killed and reaped: no zombie left")
-            #expect(loop.sync { !child.isRunning && !child.send([1]) })
+            #expect(loop.sync { !child.value.isRunning && !child.value.send([1]) })
             #expect(events.value.first == .started)
             #expect(!events.value.contains { if case .ended = $0 { true } else { false } },
                     "close() ends the child without reporting it")
@@ -55,8 +55,8 @@ extension RelayIOSuite {
         @Test func aChildThatExitsIsReportedAndStartedAgain() throws {
             let (loop, child, events) = Self.watch(ChildCommand(executable: "/bin/sh", arguments: ["-c", "echo bye; exit 3"]),
                                                    restartAfter: .milliseconds(50))
-            #expect(eventually { loop.sync { child.generation } >= 2 })
-            loop.sync { child.close() }
+            #expect(eventually { loop.sync { child.value.generation } >= 2 })
+            loop.sync { child.value.close() }
             let seen = events.value
             let firstEnd = try #require(seen.firstIndex { if case .ended = $0 { true } else { false } })
             #expect(seen[..<firstEnd] == [.started, .output(Array("bye\n".utf8))], "output written before exiting comes first")
@@ -67,19 +67,19 @@ extension RelayIOSuite {
 
         @Test func theOwnerEndsAChildItFoundUseless() throws {
             let (loop, child, events) = Self.watch(ChildCommand(executable: "/bin/sleep", arguments: ["60"]))
-            let pid = try #require(loop.sync { child.pid })
-            loop.sync { child.end(reason: "stopped answering") }
+            let pid = try #require(loop.sync { child.value.pid })
+            loop.sync { child.value.end(reason: "stopped answering") }
             #expect(Self.isGone(pid))
             #expect(events.value == [.started, .ended(reason: "stopped answering", exit: .killed(signal: SIGKILL))])
-            #expect(loop.sync { !child.isRunning && child.isFailing }, "it never answered: failing until a child does")
-            loop.sync { child.close() }
+            #expect(loop.sync { !child.value.isRunning && child.value.isFailing }, "it never answered: failing until a child does")
+            loop.sync { child.value.close() }
         }
 
         @Test func aProgramThatCannotStartIsReportedAndFails() {
             let (loop, child, events) = Self.watch(ChildCommand(executable: "/nonexistent/program"))
             #expect(events.value == [.cannotStart])
-            #expect(loop.sync { child.isFailing && child.generation == 1 })
-            loop.sync { child.close() }
+            #expect(loop.sync { child.value.isFailing && child.value.generation == 1 })
+            loop.sync { child.value.close() }
         }
     }
 }

@@ -55,7 +55,7 @@ import Testing
                                   helpers: AuthHelpers(), negotiate: nil)
     }
 
-    static func run(_ connection: ConnectionAuthenticator, _ request: ProxyAuthRequest) -> ProxyAuthOutcome {
+    static func run(_ connection: LoopBound<ConnectionAuthenticator>, _ request: ProxyAuthRequest) -> ProxyAuthOutcome {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<ProxyAuthOutcome?>(nil)
         connection.authenticate(request) { outcome in
@@ -97,18 +97,18 @@ import Testing
         #expect(ConnectionAuthenticator.lockoutSource(of: "[::1]:5") == "::/64")
         let shared = try Self.authenticator(CountingStore())
         for index in 0..<3 {
-            let guesser = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0],
+            let guesser = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0],
                                                   clientAddress: "[2001:db8:1:2::\(index + 1)]:4000")
             #expect(Self.reason(Self.run(guesser, Self.basic("alice", "guess"))) == .badPassword)
         }
-        let sibling = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "[2001:db8:1:2::99]:4000")
+        let sibling = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "[2001:db8:1:2::99]:4000")
         #expect(Self.reason(Self.run(sibling, Self.basic("alice", "wonderland"))) == .lockedOut,
                 "another address of the same /64 is the same source")
     }
 
     @Test func noCredentialsGetEveryChallengeStrongestFirst() throws {
         let shared = try Self.authenticator(CountingStore())
-        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
         guard case .refused(let refusal) = Self.run(connection, ProxyAuthRequest(authorization: nil, method: "CONNECT", target: "a:1")) else {
             Issue.record("expected a refusal")
             return
@@ -132,7 +132,7 @@ import Testing
             let done = DispatchGroup()
             for index in 0..<8 {
                 done.enter()
-                let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0],
+                let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0],
                                                          clientAddress: "10.0.\(subnet).\(index):5000")
                 connection.authenticate(Self.basic("alice", password)) { outcome in
                     outcomes.withLock { $0.append(outcome) }
@@ -158,7 +158,7 @@ import Testing
         let done = DispatchGroup()
         for guess in 0..<12 {
             done.enter()
-            let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:\(guess)")
+            let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:\(guess)")
             connection.authenticate(Self.basic("alice", "guess\(guess)")) { outcome in
                 outcomes.withLock { $0.append(outcome) }
                 done.leave()
@@ -171,7 +171,7 @@ import Testing
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(store.verifications.load(ordering: .relaxed) == 3)
         #expect(outcomes.withLock { $0 }.filter { Self.reason($0) == .badPassword }.count == 3)
-        let late = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:99")
+        let late = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:99")
         #expect(Self.reason(Self.run(late, Self.basic("alice", "wonderland"))) == .lockedOut)
     }
 
@@ -179,13 +179,13 @@ import Testing
         let store = CountingStore()
         let shared = try Self.authenticator(store)
         for _ in 0..<3 {
-            let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+            let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
             #expect(Self.run(connection, Self.basic("alice", "wonderland")) == .granted(AuthPrincipal(name: "alice", scheme: "Basic"), scope: .sameCredentials))
         }
         #expect(store.verifications.load(ordering: .relaxed) == 1)
         store.users.withLock { $0["alice"] = "changed" }
         store.version.add(1, ordering: .relaxed)
-        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
         #expect(Self.reason(Self.run(connection, Self.basic("alice", "wonderland"))) == .badPassword,
                 "an old password stops working as soon as the store changes")
     }
@@ -201,7 +201,7 @@ import Testing
         let shared = ProxyAuthenticator(config: config.auth, store: store, digestKey: Array(repeating: 7, count: 32),
                                         helpers: AuthHelpers(), negotiate: nil, clock: { now.load(ordering: .relaxed) })
         let login = { (password: String) -> ProxyAuthOutcome? in
-            let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+            let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
             let done = DispatchSemaphore(value: 0)
             let result = Mutex<ProxyAuthOutcome?>(nil)
             connection.authenticate(Self.basic("alice", password)) { outcome in
@@ -237,14 +237,14 @@ import Testing
 
     @Test func wrongPasswordsLockTheSourceForThatUserOnly() throws {
         let shared = try Self.authenticator(CountingStore())
-        let attacker = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:1")
+        let attacker = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.6.6.6:1")
         #expect(Self.reason(Self.run(attacker, Self.basic("mallory", "x"))) == .unknownUser)
         for _ in 0..<3 {
             #expect(Self.reason(Self.run(attacker, Self.basic("alice", "guess"))) == .badPassword)
         }
         #expect(Self.reason(Self.run(attacker, Self.basic("alice", "wonderland"))) == .lockedOut,
                 "the right password from the guessing source is refused while locked")
-        let owner = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.9:1")
+        let owner = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.9:1")
         #expect(Self.run(owner, Self.basic("alice", "wonderland")) == .granted(AuthPrincipal(name: "alice", scheme: "Basic"), scope: .sameCredentials),
                 "alice from her own address does not pay for the attacker's failures")
     }
@@ -254,7 +254,7 @@ import Testing
     /// Only a claimed name the user store holds is marked an account, whatever the reason.
     @Test func refusalsMarkOnlyStoreAccountsAsAccounts() throws {
         let shared = try Self.authenticator(CountingStore())
-        let client = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.8.8.8:1")
+        let client = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.8.8.8:1")
         for (user, isAccount) in [("alice", true), ("hunter2", false)] {
             guard case .refused(let refusal) = Self.run(client, Self.basic(user, "wrong")) else {
                 Issue.record("\(user) was not refused")
@@ -267,7 +267,7 @@ import Testing
 
     @Test func unknownNamesCountAgainstTheirSourceOnly() throws {
         let shared = try Self.authenticator(CountingStore())
-        let typo = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.7.7.7:1")
+        let typo = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.7.7.7:1")
         for _ in 0..<5 {
             #expect(Self.reason(Self.run(typo, Self.basic("hunter2", "x"))) == .unknownUser, "never locked-out by that name")
         }
@@ -278,7 +278,7 @@ import Testing
 
     @Test func digestRoundTripThenReplayIsRefused() throws {
         let shared = try Self.authenticator(CountingStore())
-        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
         guard case .refused(let refusal) = Self.run(connection, ProxyAuthRequest(authorization: nil, method: "CONNECT", target: "app:443")),
               let challenge = refusal.challenges.first,
               let nonce = Self.parameter("nonce", in: challenge), let opaque = Self.parameter("opaque", in: challenge) else {
@@ -300,7 +300,7 @@ import Testing
 
     @Test func unknownSchemesAndGarbageAreRefusedCleanly() throws {
         let shared = try Self.authenticator(CountingStore())
-        let connection = ConnectionAuthenticator(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
+        let connection = ConnectionAuthenticator.bound(shared: shared, loop: Self.group.loops[0], clientAddress: "10.0.0.1:5000")
         let cases: [(String, ReasonCode)] = [
             ("Bearer abc", .unsupportedAuth),
             ("NTLM TlRMTVNTUAABAAAA", .unsupportedAuth),

@@ -24,7 +24,7 @@ extension GSSAcceptorTests {
         let shared = ProxyAuthenticator(config: config.auth, store: nil, digestKey: Array(repeating: 7, count: 32),
                                         helpers: AuthHelpers(), negotiate: try Self.credential(kdc))
         let group = EventLoopGroup(count: 1)
-        func run(_ connection: ConnectionAuthenticator, _ token: String) -> ProxyAuthOutcome {
+        func run(_ connection: LoopBound<ConnectionAuthenticator>, _ token: String) -> ProxyAuthOutcome {
             let done = DispatchSemaphore(value: 0)
             let result = Mutex<ProxyAuthOutcome?>(nil)
             connection.authenticate(ProxyAuthRequest(authorization: "Negotiate " + token, method: "CONNECT", target: "app:443")) {
@@ -41,17 +41,17 @@ extension GSSAcceptorTests {
         }
 
         for source in ["10.0.0.1:1", "10.0.0.2:1", "10.0.0.3:1"] {
-            let guesser = ConnectionAuthenticator(shared: shared, loop: group.loops[0], clientAddress: source)
+            let guesser = ConnectionAuthenticator.bound(shared: shared, loop: group.loops[0], clientAddress: source)
             let answer = refusal(run(guesser, Self.sambaSPNEGOAuthenticate))
             #expect(answer?.0 == .gssError && answer?.1 == "grace", "\(String(describing: answer))")
         }
         // Three sources, one account: each of them is now locked out of it (LockoutTracker).
-        let again = ConnectionAuthenticator(shared: shared, loop: group.loops[0], clientAddress: "10.0.0.3:2")
+        let again = ConnectionAuthenticator.bound(shared: shared, loop: group.loops[0], clientAddress: "10.0.0.3:2")
         let locked = refusal(run(again, Self.sambaSPNEGOAuthenticate))
         #expect(locked?.0 == .lockedOut && locked?.1 == "grace", "\(String(describing: locked))")
 
         let (_, kerberos) = try Self.firstToken(kdc)
-        let alice = ConnectionAuthenticator(shared: shared, loop: group.loops[0], clientAddress: "10.0.0.1:2")
+        let alice = ConnectionAuthenticator.bound(shared: shared, loop: group.loops[0], clientAddress: "10.0.0.1:2")
         guard case .granted(let principal, _, _) = run(alice, AuthCrypto.base64Encode(kerberos)) else {
             Issue.record("alice's Kerberos login was refused")
             return

@@ -6,21 +6,30 @@ import Synchronization
 /// Send the client's tokens in order, one at a time; `finish()` when the handshake ends or
 /// the connection goes away (dropping the last reference finishes it too).
 ///
-/// Call from any thread. Loop-confined state: apart from `released`, the fields below are
-/// touched only on the pool's loop, where completions run.
-public final class HelperConversation: @unchecked Sendable {
+/// Call from any thread: the process and the handshake's progress belong to the pool's
+/// loop, where completions run, and are reached there through their `LoopBound`s.
+public final class HelperConversation: Sendable {
+    /// Where the handshake stands, on the pool's loop.
+    private struct Progress {
+        /// The child that took the first token; a later token for any other child is
+        /// refused, since a fresh helper knows nothing of the handshake.
+        var generation: Int?
+        var waiting = false
+    }
+
     private let pool: StatefulHelperPool
-    private let process: HelperProcess
-    /// The child that took the first token; a later token for any other child is refused,
-    /// since a fresh helper knows nothing of the handshake.
-    private var generation: Int?
-    private var waiting = false
+    private let process: LoopBound<HelperProcess>
+    /// The process's place in the pool, given back by `finish()`.
+    private let index: Int
+    private let progress: LoopBoundBox<Progress>
     /// Set once by `finish()`: the process already belongs to the pool again.
     private let released = Atomic<Bool>(false)
 
-    init(pool: StatefulHelperPool, process: HelperProcess) {
+    init(pool: StatefulHelperPool, process: LoopBound<HelperProcess>, index: Int) {
         self.pool = pool
         self.process = process
+        self.index = index
+        progress = LoopBoundBox(sending: Progress(), on: pool.loop)
     }
 
     /// Sends the client's `token`: `first` starts a handshake (`YR`, which also resets any
@@ -34,18 +43,19 @@ public final class HelperConversation: @unchecked Sendable {
         case .failure(let error): return pool.loop.execute { completion(.failed(reason: "token \(error)")) }
         }
         pool.loop.execute { [self] in
+            let process = process.value
             if released.load(ordering: .relaxed) { return completion(.broken(reason: "conversation finished")) }
-            if waiting { return completion(.broken(reason: "a token is already with the helper")) }
+            if progress.value.waiting { return completion(.broken(reason: "a token is already with the helper")) }
             if first {
-                generation = nil
-            } else if generation == nil || generation != process.generation || !process.isRunning {
+                progress.value.generation = nil
+            } else if progress.value.generation == nil || progress.value.generation != process.generation || !process.isRunning {
                 return completion(.broken(reason: "helper restarted mid-handshake"))
             }
-            waiting = true
+            progress.value.waiting = true
             process.submit(line, timeout: configuration.requestTimeout) { [self] outcome in
-                waiting = false
+                progress.value.waiting = false
                 // Reached a helper: the handshake now lives in this child.
-                if case .reply = outcome, first { generation = process.generation }
+                if case .reply = outcome, first { progress.value.generation = process.generation }
                 completion(HelperTokenAnswer(outcome, scheme: pool.scheme, maxTokenLength: configuration.maxLineLength))
             }
         }
@@ -58,14 +68,14 @@ public final class HelperConversation: @unchecked Sendable {
     public func finish() {
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pool.loop.execute { [self] in
-            if waiting { process.abandonInFlight(reason: "handshake abandoned") }
+            if progress.value.waiting { process.value.abandonInFlight(reason: "handshake abandoned") }
         }
-        pool.release(process)
+        pool.release(index)
     }
 
     deinit {
         // A token at the helper holds this object (through its completion), so nothing is in
         // flight here.
-        if !released.load(ordering: .acquiring) { pool.release(process) }
+        if !released.load(ordering: .acquiring) { pool.release(index) }
     }
 }

@@ -7,8 +7,9 @@ import RelayIO
 /// else one at a time), every request bounded by a timeout, and the child replaced when it
 /// answers out of step.
 ///
-/// Loop-confined: everything here is touched only on `loop`, where completions run.
-final class HelperProcess: @unchecked Sendable {
+/// Loop-confined: everything here is touched only on `loop`, where completions run; the
+/// pools that other threads call hold it inside a `LoopBound`.
+final class HelperProcess {
     /// What came back for one request.
     enum Outcome {
         case reply(HelperReply)

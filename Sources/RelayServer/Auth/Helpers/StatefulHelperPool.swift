@@ -7,10 +7,11 @@ import Synchronization
 /// finishes. Processes start on demand, up to `configuration.processes`.
 ///
 /// Call from any thread. The reservation table sits behind a `Mutex` (begin() answers at
-/// once); the processes themselves are confined to `loop`, where completions run.
+/// once); the processes themselves are confined to `loop`, where completions run. Entries
+/// are only ever appended, so an entry's index names its process for the pool's life.
 public final class StatefulHelperPool: Sendable {
     struct Entry {
-        let process: HelperProcess
+        let process: LoopBound<HelperProcess>
         var reserved: Bool
         /// Mirrors `process.isFailing` (read on the loop) for `begin()` on other threads.
         var failing: Bool
@@ -46,36 +47,37 @@ public final class StatefulHelperPool: Sendable {
     /// failing to start (its requests fail at once, which the caller reports as a broken
     /// helper). Nil when every process is taken: answer the client 503.
     public func begin() -> HelperConversation? {
-        let chosen: (process: HelperProcess, isNew: Bool)? = state.withLock { state in
+        let chosen: (index: Int, process: LoopBound<HelperProcess>, isNew: Bool)? = state.withLock { state in
             if state.isClosed { return nil }
             if let index = state.entries.firstIndex(where: { !$0.reserved && !$0.failing }) {
                 state.entries[index].reserved = true
-                return (state.entries[index].process, false)
+                return (index, state.entries[index].process, false)
             }
             if state.entries.count < configuration.processes {
-                let process = HelperProcess(
+                let process = LoopBound(sending: HelperProcess(
                     command: command, concurrency: 0, maxLineLength: configuration.maxLineLength,
-                    minimumRestartInterval: configuration.minimumRestartInterval, loop: loop, log: log)
+                    minimumRestartInterval: configuration.minimumRestartInterval, loop: loop, log: log), on: loop)
                 state.entries.append(Entry(process: process, reserved: true, failing: false))
-                return (process, true)
+                return (state.entries.count - 1, process, true)
             }
             if let index = state.entries.firstIndex(where: { !$0.reserved }) {
                 state.entries[index].reserved = true
-                return (state.entries[index].process, false)
+                return (index, state.entries[index].process, false)
             }
             return nil
         }
         guard let chosen else { return nil }
         if chosen.isNew {
-            let process = chosen.process
+            let (index, bound) = (chosen.index, chosen.process)
             loop.execute { [self] in
+                let process = bound.value
                 process.onChange = { [weak self, unowned process] in
-                    self?.setFailing(process, process.isFailing)
+                    self?.setFailing(index, process.isFailing)
                 }
                 if state.withLock({ $0.isClosed }) { process.close() } else { process.start() }
             }
         }
-        return HelperConversation(pool: self, process: chosen.process)
+        return HelperConversation(pool: self, process: chosen.process, index: chosen.index)
     }
 
     /// Kills every helper process; conversations in progress are answered broken.
@@ -84,35 +86,27 @@ public final class StatefulHelperPool: Sendable {
             state.isClosed = true
             return state.entries.map(\.process)
         }
-        loop.execute { processes.forEach { $0.close() } }
+        loop.execute { processes.forEach { $0.value.close() } }
     }
 
     deinit {
         // Dropped without close(): the children must not outlive their pool.
         let processes = state.withLock { $0.entries.map(\.process) }
-        loop.execute { processes.forEach { $0.close() } }
+        loop.execute { processes.forEach { $0.value.close() } }
     }
 
     /// The running children's pids (tests kill them).
     func pids() -> [Int32] {
         let processes = state.withLock { $0.entries.map(\.process) }
-        return loop.sync { processes.compactMap(\.pid) }
+        return loop.sync { processes.compactMap(\.value.pid) }
     }
 
-    /// A conversation is over and its process may serve another.
-    func release(_ process: HelperProcess) {
-        state.withLock { state in
-            if let index = state.entries.firstIndex(where: { $0.process === process }) {
-                state.entries[index].reserved = false
-            }
-        }
+    /// A conversation is over and the process at `index` may serve another.
+    func release(_ index: Int) {
+        state.withLock { $0.entries[index].reserved = false }
     }
 
-    private func setFailing(_ process: HelperProcess, _ failing: Bool) {
-        state.withLock { state in
-            if let index = state.entries.firstIndex(where: { $0.process === process }) {
-                state.entries[index].failing = failing
-            }
-        }
+    private func setFailing(_ index: Int, _ failing: Bool) {
+        state.withLock { $0.entries[index].failing = failing }
     }
 }

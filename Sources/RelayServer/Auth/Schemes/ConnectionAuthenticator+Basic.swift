@@ -3,7 +3,7 @@ import RelayCore
 // Basic (RFC 7617): a password checked by a helper, or by the user store's slow KDF on a
 // worker, with parallel logins of the same credentials sharing one check.
 extension ConnectionAuthenticator {
-    func basic(_ authorization: ProxyAuthorization, answer: @escaping Completion) {
+    func basic(_ authorization: ProxyAuthorization, answer: @escaping Answer) {
         guard let credentials = try? BasicCredentials(authorization) else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Basic")))
         }

@@ -3,7 +3,7 @@ import RelayCore
 // Digest (RFC 7616): the response checked here against the store's HA1, or against the
 // HA1 a helper looked up.
 extension ConnectionAuthenticator {
-    func digest(_ authorization: ProxyAuthorization, request: ProxyAuthRequest, answer: @escaping Completion) {
+    func digest(_ authorization: ProxyAuthorization, request: ProxyAuthRequest, answer: @escaping Answer) {
         guard let digest = shared.digest, let credentials = try? DigestCredentials(authorization) else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: "Digest")))
         }

@@ -3,7 +3,7 @@ import RelayCore
 // NTLM from the user store: a handshake bound to the connection, its challenge kept
 // between the client's two messages.
 extension ConnectionAuthenticator {
-    func ntlm(_ authorization: ProxyAuthorization, answer: @escaping Completion) {
+    func ntlm(_ authorization: ProxyAuthorization, answer: @escaping Answer) {
         guard let configuration = shared.ntlm else { return answer(refusal(.unsupportedAuth, scheme: "NTLM")) }
         if let helpers = shared.helpers.ntlm {
             return helperHandshake(authorization, scheme: .ntlm, pool: helpers, answer: answer)

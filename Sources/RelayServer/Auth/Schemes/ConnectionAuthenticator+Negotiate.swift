@@ -1,9 +1,10 @@
 import RelayCore
+import RelayIO
 
 // Negotiate (RFC 4559) through GSS-API with the relay's keytab, each step on a worker,
 // the context kept between steps.
 extension ConnectionAuthenticator {
-    func negotiate(_ authorization: ProxyAuthorization, answer: @escaping Completion) {
+    func negotiate(_ authorization: ProxyAuthorization, answer: @escaping Answer) {
         if let helpers = shared.helpers.negotiate {
             return helperHandshake(authorization, scheme: .negotiate, pool: helpers, answer: answer)
         }
@@ -28,10 +29,11 @@ extension ConnectionAuthenticator {
         }
         let context = negotiateContext ?? GSSAcceptContext(credential: credential)
         negotiateContext = context
-        let submitted = shared.workers.submit { [shared, source, loop] in
+        let connection = LoopBound(self, on: loop)
+        let submitted = shared.workers.submit { [shared, source] in
             let step = context.accept(token: token)
-            loop.execute { [self] in
-                if case .continueNeeded = step {} else { negotiateContext = nil }
+            connection.loop.execute {
+                if case .continueNeeded = step {} else { connection.value.negotiateContext = nil }
                 if let claimed { shared.endCheck(principal: claimed, source: source) }
                 answer(Self.negotiateOutcome(step, claimed: claimed, shared: shared, source: source))
             }

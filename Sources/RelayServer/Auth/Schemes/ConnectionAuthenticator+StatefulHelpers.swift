@@ -1,9 +1,10 @@
 import RelayCore
+import RelayIO
 
 // NTLM and Negotiate through a Squid helper reserved for the connection's handshake.
 extension ConnectionAuthenticator {
     func helperHandshake(_ authorization: ProxyAuthorization, scheme: AuthConfig.Scheme, pool: StatefulHelperPool,
-                         answer: @escaping Completion) {
+                         answer: @escaping Answer) {
         guard let token = Self.handshakeToken(authorization) else {
             return answer(.refused(ProxyAuthRefusal(reason: .badCredentials, scheme: scheme.wireName)))
         }
@@ -20,13 +21,14 @@ extension ConnectionAuthenticator {
             return answer(.refused(ProxyAuthRefusal(reason: .authUnavailable, scheme: scheme.wireName)))
         }
         helperConversations[scheme] = talk
-        talk.send(token: token, first: first) { [self, shared, source] reply in
-            loop.execute { [self] in
+        let connection = LoopBound(self, on: loop)
+        talk.send(token: token, first: first) { [shared, source] reply in
+            connection.loop.execute {
                 let outcome = Self.helperOutcome(reply, scheme: scheme, claimed: claimed, shared: shared, source: source)
                 if case .refused(let refusal) = outcome, refusal.reason == .authContinue {
                     return answer(outcome)
                 }
-                helperConversations.removeValue(forKey: scheme)?.finish()
+                connection.value.helperConversations.removeValue(forKey: scheme)?.finish()
                 answer(outcome)
             }
         }

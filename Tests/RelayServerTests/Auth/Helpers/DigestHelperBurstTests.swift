@@ -42,11 +42,11 @@ import Testing
     /// reverse order of sending, on the nonce of one challenge.
     static func burst(_ helper: ScriptedHelperAuth, users: [String]) throws -> [ProxyAuthOutcome] {
         let shared = helper.shared
-        let challengeConnection = ConnectionAuthenticator(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:1")
+        let challengeConnection = ConnectionAuthenticator.bound(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:1")
         let challenge = Mutex<String?>(nil)
         let got = DispatchSemaphore(value: 0)
         SquidHelpers.loop.execute {
-            challengeConnection.authenticate(ProxyAuthRequest(authorization: nil, method: "CONNECT", target: "app:443")) { outcome in
+            challengeConnection.value.authenticate(ProxyAuthRequest(authorization: nil, method: "CONNECT", target: "app:443")) { outcome in
                 if case .refused(let refusal) = outcome { challenge.withLock { $0 = refusal.challenges.first } }
                 got.signal()
             }

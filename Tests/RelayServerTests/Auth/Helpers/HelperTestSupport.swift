@@ -147,11 +147,11 @@ final class ScriptedHelperAuth {
         let outcomes = Mutex<[ProxyAuthOutcome]>([])
         let done = DispatchGroup()
         for (index, authorization) in authorizations.enumerated() {
-            let connection = ConnectionAuthenticator(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:\(4000 + index)")
+            let connection = ConnectionAuthenticator.bound(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:\(4000 + index)")
             let request = ProxyAuthRequest(authorization: authorization, method: "CONNECT", target: "app:443")
             done.enter()
             SquidHelpers.loop.execute {
-                connection.authenticate(request) { outcome in
+                connection.value.authenticate(request) { outcome in
                     outcomes.withLock { $0.append(outcome) }
                     done.leave()
                 }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import RelayCore
+import RelayIO
 import Synchronization
 import Testing
 @testable import RelayServer
@@ -45,18 +46,18 @@ import Testing
 
         /// One handshake on a new connection: NEGOTIATE, then `authenticate`; the outcome of the last step.
         func attempt(_ authenticate: [UInt8]) throws -> ProxyAuthOutcome {
-            let connection = ConnectionAuthenticator(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:4000")
+            let connection = ConnectionAuthenticator.bound(shared: shared, loop: SquidHelpers.loop, clientAddress: "10.0.0.9:4000")
             let first = try Self.run(connection, StatefulHelperTests.negotiate)
             guard case .refused(let refusal) = first, refusal.reason == .authContinue else { return first }
             return try Self.run(connection, authenticate)
         }
 
-        static func run(_ connection: ConnectionAuthenticator, _ token: [UInt8]) throws -> ProxyAuthOutcome {
+        static func run(_ connection: LoopBound<ConnectionAuthenticator>, _ token: [UInt8]) throws -> ProxyAuthOutcome {
             let request = ProxyAuthRequest(authorization: "NTLM " + AuthCrypto.base64Encode(token), method: "CONNECT", target: "app:443")
             let done = DispatchSemaphore(value: 0)
             let result = Mutex<ProxyAuthOutcome?>(nil)
             SquidHelpers.loop.execute {
-                connection.authenticate(request) { outcome in
+                connection.value.authenticate(request) { outcome in
                     result.withLock { $0 = outcome }
                     done.signal()
                 }
