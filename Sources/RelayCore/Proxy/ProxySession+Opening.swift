@@ -4,7 +4,7 @@
 extension ProxySession {
     /// Resolves (names) or checks (literals) the target, then connects while the open row
     /// is written; `openRow` is `.stored` for a request retried under its open row.
-    mutating func open(_ request: Request, openRow: UpstreamOpening.OpenRow, now: UInt64,
+    mutating func open(_ request: consuming Request, openRow: UpstreamOpening.OpenRow, now: UInt64,
                        into actions: inout [ProxySessionAction]) {
         let (opening, action) = UpstreamOpening.start(host: request.host, port: request.port, rule: request.rule,
                                                       openRow: openRow, checkedBy: settings.registry,
@@ -14,22 +14,21 @@ extension ProxySession {
 
     /// Opens a request whose upstream needs no connect (a kept-alive link, or the relay
     /// answering itself): only its open row is written and awaited.
-    mutating func openWithoutConnect(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
+    mutating func openWithoutConnect(_ request: consuming Request, now: UInt64, into actions: inout [ProxySessionAction]) {
         let (opening, action) = UpstreamOpening.withoutConnect()
         perform(action, request: request, opening: opening, cancellingConnect: false, now: now, into: &actions)
     }
 
     /// The addresses of the name being opened.
-    mutating func resolved(_ addresses: [IPAddress], request: Request, opening: UpstreamOpening, now: UInt64,
+    mutating func resolved(_ addresses: [IPAddress], request: consuming Request, opening: consuming UpstreamOpening, now: UInt64,
                            into actions: inout [ProxySessionAction]) {
-        var opening = opening
         let action = opening.resolved(addresses, checkedBy: settings.registry, localHost: settings.localHost)
         perform(action, request: request, opening: opening, cancellingConnect: false, now: now, into: &actions)
     }
 
     /// The connect under way succeeded: the connection is kept as this client's link, to
     /// relay on once the open row is stored, and to reuse after.
-    mutating func upstreamConnected(request: Request, opening: UpstreamOpening, now: UInt64,
+    mutating func upstreamConnected(request: consuming Request, opening: consuming UpstreamOpening, now: UInt64,
                                     into actions: inout [ProxySessionAction]) {
         if let address = opening.connectingTo {
             upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "",
@@ -39,35 +38,36 @@ extension ProxySession {
     }
 
     /// Any other outcome of the opening under way.
-    mutating func openingOutcome(_ event: UpstreamOpening.Event, request: Request, opening: UpstreamOpening, now: UInt64,
+    mutating func openingOutcome(_ event: UpstreamOpening.Event, request: consuming Request, opening: consuming UpstreamOpening, now: UInt64,
                                  into actions: inout [ProxySessionAction]) {
-        var opening = opening
         let cancellingConnect = opening.isConnecting
         let action = opening.handle(event)
         perform(action, request: request, opening: opening, cancellingConnect: cancellingConnect, now: now, into: &actions)
     }
 
     /// Carries out the opening's next step. `cancellingConnect`: a connect was outstanding
-    /// before this step, so ending now closes (cancels) the upstream.
-    private mutating func perform(_ action: UpstreamOpening.Action, request: Request, opening: UpstreamOpening,
-                                  cancellingConnect: Bool, now: UInt64, into actions: inout [ProxySessionAction]) {
-        var request = request
+    /// before this step, so ending now closes (cancels) the upstream. The request and the
+    /// opening are consumed, each step's state built from them without a copy (a request
+    /// holds its whole head).
+    private mutating func perform(_ action: UpstreamOpening.Action, request: consuming Request,
+                                  opening: consuming UpstreamOpening, cancellingConnect: Bool, now: UInt64,
+                                  into actions: inout [ProxySessionAction]) {
         switch action {
         case .resolve(let name):
-            state = .opening(request, opening)
             actions.append(.resolve(name: name, port: request.port))
+            state = .opening(request, opening)
         case .writeOpenRowAndConnect(let address):
             request.resolved = Endpoint.text(address, request.port)
-            state = .opening(request, opening)
             actions.append(Self.openRow(request))
             actions.append(.connect(address, port: request.port))
-        case .writeOpenRow:
             state = .opening(request, opening)
+        case .writeOpenRow:
             actions.append(Self.openRow(request))
+            state = .opening(request, opening)
         case .connect(let address):
             request.resolved = Endpoint.text(address, request.port)
-            state = .opening(request, opening)
             actions.append(.connect(address, port: request.port))
+            state = .opening(request, opening)
         case .wait, .ignore:
             state = .opening(request, opening)
         case .failureWaitsForOpenRow:
@@ -121,7 +121,7 @@ extension ProxySession {
         closeAll(into: &actions, cancellingConnect: cancellingConnect)
     }
 
-    private mutating func startRelaying(_ request: Request, now: UInt64, into actions: inout [ProxySessionAction]) {
+    private mutating func startRelaying(_ request: consuming Request, now: UInt64, into actions: inout [ProxySessionAction]) {
         switch request.kind {
         case .tunnel:
             state = .tunnelled

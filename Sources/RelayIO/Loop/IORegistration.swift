@@ -12,7 +12,11 @@ import Glibc
 public final class IORegistration {
     public let fd: Int32
     let token: UInt64
-    private unowned let loop: EventLoop
+    // Strong, though the loop's table holds its registrations: a loop never ends (its
+    // thread holds it for the life of the process), so the cycle leaks nothing, and a
+    // strong `let` costs one retain per registration where `unowned` cost a checked
+    // retain and release at every use (each interest change).
+    private let loop: EventLoop
     /// Runs when the fd is readable (or failed) while `wantsRead`.
     @exclusivity(unchecked) public var onReadable: (() -> Void)?
     /// Runs when the fd is writable (or failed) while `wantsWrite`, and for the one event

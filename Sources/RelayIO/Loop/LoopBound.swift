@@ -13,10 +13,14 @@
 public struct LoopBound<Value>: @unchecked Sendable {  // every access checks the loop's thread
     /// The loop whose thread alone may touch `value`.
     public let loop: EventLoop
-    private var wrapped: Value
+    // Inlinable, like the accessors below: a connection binds and reads these per event
+    // from other modules, where an unspecialized generic call would copy through value
+    // witnesses.
+    @usableFromInline var wrapped: Value
 
     /// Binds `value`, which lives on `loop`; call on the loop. The check is what keeps a
     /// value of another thread from being carried onto the loop while its thread keeps it.
+    @inlinable
     public init(_ value: Value, on loop: EventLoop) {
         loop.preconditionInLoop()
         self.loop = loop
@@ -26,12 +30,14 @@ public struct LoopBound<Value>: @unchecked Sendable {  // every access checks th
     /// Binds a value no one else holds (`sending`: the compiler checks that the caller
     /// gives it up), from any thread: a socket wrapper made for a descriptor, before the
     /// loop first sees it.
+    @inlinable
     public init(sending value: sending Value, on loop: EventLoop) {
         self.loop = loop
         self.wrapped = value
     }
 
     /// The value; crashes off its loop.
+    @inlinable
     public var value: Value {
         get {
             loop.preconditionInLoop()

@@ -52,6 +52,14 @@ public final class SplicePump {
             self.completion = completion
             self.released = released
         }
+
+        /// Watches exactly what can make progress: each fd is read for one direction and
+        /// written for the other. A method here rather than in the pump: called on the
+        /// relaying's own reference, the registrations need no retain around each call.
+        func watch(aToB: Direction, bToA: Direction) {
+            registrationA.setInterest(read: aToB.wantsReadable, write: bToA.isWriting)
+            registrationB.setInterest(read: bToA.wantsReadable, write: aToB.isWriting)
+        }
     }
 
     private enum Phase {
@@ -355,12 +363,10 @@ public final class SplicePump {
         }
     }
 
-    /// Watches exactly what can make progress: each fd is read for one direction and
-    /// written for the other.
+    /// Watches what can make progress now (see `Relaying.watch`).
     private func updateInterest() {
         guard case .relaying(let relaying) = phase else { return }
-        relaying.registrationA.setInterest(read: aToB.wantsReadable, write: bToA.isWriting)
-        relaying.registrationB.setInterest(read: bToA.wantsReadable, write: aToB.isWriting)
+        relaying.watch(aToB: aToB, bToA: bToA)
     }
 
     // MARK: Endings
