@@ -17,6 +17,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzNTLM", []),
     ("FuzzSPNEGO", []),
     ("FuzzConnectHandshake", [.product(name: "RelayClient", package: "dynrelay")]),
+    ("FuzzProxySession", []),
 ]
 
 let package = Package(
