@@ -79,7 +79,8 @@ public struct ProxyConnectHandshake {
                     buffer = []
                     return .established(leftover: leftover)
                 }
-                let length = head.headers.first("content-length").flatMap { Int($0) } ?? 0
+                // A negative length is as unusable as a missing one: read no body.
+                let length = max(0, head.headers.first("content-length").flatMap { Int($0) } ?? 0)
                 state = .awaitingRefusalBody(head, bodyLength: min(length, Self.maxRefusalBody))
                 return receive([])
             }

@@ -52,6 +52,15 @@ import Testing
         #expect(failure.challenges == ["Digest realm=\"r\"", "Basic realm=\"r\""])
     }
 
+    /// A negative length is unusable: the refusal keeps its status and takes its reason
+    /// from the status line, as with no length at all.
+    @Test func refusalWithANegativeContentLengthKeepsItsStatus() {
+        let reply = "HTTP/1.1 403 Forbidden\r\nContent-Length: -1\r\n\r\n"
+        for split in 0...reply.utf8.count {
+            #expect(Self.run(reply, splitAt: split) == .failed(.init(status: 403, reason: "Forbidden", challenges: [])), "split \(split)")
+        }
+    }
+
     @Test func garbageAndEarlyCloseFail() {
         #expect(Self.run("SSH-2.0-not-a-proxy\r\n\r\n", splitAt: 3) == .failed(.init(status: 0, reason: "bad-response", challenges: [])))
         var handshake = ProxyConnectHandshake(host: "a", port: 1)
