@@ -1,5 +1,6 @@
 import CRelayShims
 import Glibc
+import RelayCore
 import RelayIO
 
 /// One Squid-protocol helper program kept running: started with posix_spawn, fed request
@@ -343,30 +344,5 @@ final class HelperProcess: @unchecked Sendable {
             completion(.reply(reply))
         }
         onChange()
-    }
-}
-
-extension HelperProcess.Outcome {
-    /// A stateless (Basic, Digest) answer reduced to what both schemes share: `OK` with
-    /// its reply, `ERR` with its message, and everything else as a broken helper.
-    enum Lookup {
-        case ok(HelperReply)
-        case err(message: String?)
-        case broken(String)
-        case overloaded
-    }
-
-    var lookup: Lookup {
-        switch self {
-        case .overloaded: .overloaded
-        case .broken(let reason): .broken(reason)
-        case .reply(let reply):
-            switch reply.code {
-            case "OK": .ok(reply)
-            case "ERR": .err(message: reply.message)
-            case "BH": .broken("BH \(reply.message ?? "")")
-            default: .broken("unexpected answer \(reply.code)")
-            }
-        }
     }
 }

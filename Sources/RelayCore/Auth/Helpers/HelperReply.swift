@@ -1,17 +1,15 @@
-import RelayCore
-
 /// One answer line from a helper, read the way Squid reads it (helper/Reply.cc): a result
 /// word, then either `key=value` notes (Squid 3.4+) or the older positional text
 /// (`TT <blob>`, `AF <blob> <user>`, `NA <reason>`, `ERR Wrong password`).
-struct HelperReply: Equatable {
+public struct HelperReply: Sendable, Equatable {
     /// The result word, as sent: OK, ERR, BH, TT, AF, NA (anything else is a broken helper).
-    let code: String
+    public let code: String
     /// Everything after the result word, leading spaces removed.
-    let rest: String
+    public let rest: String
 
     /// Splits a line; with `channelled` the first word must be the channel id the request
     /// carried. Nil when the line has no result word (or no channel id when one is due).
-    static func parse(_ line: [UInt8], channelled: Bool) -> (channel: Int?, reply: HelperReply)? {
+    public static func parse(_ line: [UInt8], channelled: Bool) -> (channel: Int?, reply: HelperReply)? {
         var text = Substring(String(decoding: line, as: UTF8.self))
         var channel: Int?
         if channelled {
@@ -24,17 +22,17 @@ struct HelperReply: Equatable {
 
     /// The `key=value` notes, values unquoted (`"a \"b\""` → `a "b"`) as Squid does. Parsing
     /// stops at the first word that is not a note: from there on it is free text.
-    var notes: [String: String] { parseNotes().notes }
+    public var notes: [String: String] { parseNotes().notes }
 
     /// What the helper said about a failure: the `message=` note, or the old free text.
-    var message: String? {
+    public var message: String? {
         let (notes, text) = parseNotes()
         if let message = notes["message"] { return message }
         return text.isEmpty ? nil : text
     }
 
     /// The words after the result, for the positional forms (`TT blob`, `AF blob user`).
-    var words: [Substring] { rest.split(separator: " ", omittingEmptySubsequences: true) }
+    public var words: [Substring] { rest.split(separator: " ", omittingEmptySubsequences: true) }
 
     private func parseNotes() -> (notes: [String: String], text: String) {
         var notes: [String: String] = [:]
@@ -86,7 +84,7 @@ struct HelperReply: Equatable {
 extension HelperReply {
     /// Undoes Squid's rfc1738_escape (`%XX` → the byte); a `%` not followed by two hex digits
     /// stays as it is, as in Squid's rfc1738_unescape.
-    static func rfc1738Unescape(_ text: String) -> String {
+    public static func rfc1738Unescape(_ text: String) -> String {
         let bytes = Array(text.utf8)
         guard bytes.contains(UInt8(ascii: "%")) else { return text }
         var out: [UInt8] = []

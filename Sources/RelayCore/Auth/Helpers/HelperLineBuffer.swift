@@ -1,25 +1,30 @@
 /// Splits a helper's output into lines, refusing one longer than `maxLineLength`: a helper
 /// that writes that much without a newline is broken, and waiting longer would only grow
 /// memory. A trailing CR is dropped (some helpers are ported from Windows).
-struct HelperLineBuffer {
-    enum Next: Equatable {
+public struct HelperLineBuffer: Sendable {
+    /// What the buffered bytes hold next.
+    public enum Next: Sendable, Equatable {
+        /// One whole line, without its newline (or CR LF).
         case line([UInt8])
+        /// No newline yet, and the partial line is within the limit.
         case needMore
+        /// A line (whole or partial) longer than `maxLineLength`.
         case tooLong
     }
 
-    let maxLineLength: Int
+    public let maxLineLength: Int
     private var bytes: [UInt8] = []
     /// Where the next line starts; consumed bytes are dropped in batches, not per line.
     private var start = 0
     /// Bytes before this offset hold no newline: do not scan them twice.
     private var scanned = 0
 
-    init(maxLineLength: Int) {
+    public init(maxLineLength: Int) {
         self.maxLineLength = maxLineLength
     }
 
-    mutating func append(_ chunk: UnsafeRawBufferPointer) {
+    /// Adds bytes read from the helper.
+    public mutating func append(_ chunk: UnsafeRawBufferPointer) {
         if start > 0 && start == bytes.count {
             bytes.removeAll(keepingCapacity: true)
             start = 0
@@ -28,7 +33,8 @@ struct HelperLineBuffer {
         bytes.append(contentsOf: chunk)
     }
 
-    mutating func next() -> Next {
+    /// Takes the next whole line, if one is buffered.
+    public mutating func next() -> Next {
         var index = max(start, scanned)
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "\n") {

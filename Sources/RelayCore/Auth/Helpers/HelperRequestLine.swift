@@ -1,19 +1,17 @@
-import RelayCore
-
 /// Builds the request lines helpers read, refusing input that could break the framing.
 ///
 /// A request must stay one line whatever a client sends: control characters (CR, LF and NUL
 /// above all) are refused before anything is written, so `user\n0 admin pw` can never become
 /// a second request, and the words are escaped the way Squid escapes them.
-enum HelperRequestLine {
+public enum HelperRequestLine {
     /// Longest user name and password accepted (Squid's own buffers are 256 bytes each).
-    static let maxUserLength = 256
-    static let maxPasswordLength = 1024
-    static let maxRealmLength = 256
+    public static let maxUserLength = 256
+    public static let maxPasswordLength = 1024
+    public static let maxRealmLength = 256
 
     /// `user password`, both rfc1738-escaped as Squid's Basic scheme sends them
     /// (basic_ncsa_auth and the other Basic helpers unescape both words).
-    static func basic(user: String, password: String) -> Result<[UInt8], HelperInputError> {
+    public static func basic(user: String, password: String) -> Result<[UInt8], HelperInputError> {
         let user = Array(user.utf8), password = Array(password.utf8)
         guard !user.isEmpty else { return .failure(.empty) }
         guard user.count <= maxUserLength, password.count <= maxPasswordLength else { return .failure(.tooLong) }
@@ -25,7 +23,7 @@ enum HelperRequestLine {
 
     /// `"user":"realm"`, unescaped as Squid sends it (digest_file_auth compares the raw
     /// words), so a quote or backslash, which would end the word early, is refused.
-    static func digest(user: String, realm: String) -> Result<[UInt8], HelperInputError> {
+    public static func digest(user: String, realm: String) -> Result<[UInt8], HelperInputError> {
         let user = Array(user.utf8), realm = Array(realm.utf8)
         guard !user.isEmpty else { return .failure(.empty) }
         guard user.count <= maxUserLength, realm.count <= maxRealmLength else { return .failure(.tooLong) }
@@ -39,7 +37,7 @@ enum HelperRequestLine {
 
     /// `YR <base64>` to start a handshake (`YR` alone when there is no token yet), or
     /// `KK <base64>` to continue one. Base64 cannot carry a space or newline.
-    static func token(_ token: [UInt8], first: Bool, maxLineLength: Int) -> Result<[UInt8], HelperInputError> {
+    public static func token(_ token: [UInt8], first: Bool, maxLineLength: Int) -> Result<[UInt8], HelperInputError> {
         guard first || !token.isEmpty else { return .failure(.empty) }
         // "KK " plus base64 (4 per 3 bytes) must fit the helper's line.
         guard (token.count + 2) / 3 * 4 + 3 <= maxLineLength else { return .failure(.tooLong) }
@@ -66,26 +64,4 @@ enum HelperRequestLine {
         }
         return escaped
     }
-}
-
-/// Why a request was refused before it reached a helper.
-public struct HelperInputError: Error, Sendable, Equatable, CustomStringConvertible {
-    private enum Code: String {
-        case empty = "empty", tooLong = "too-long", controlCharacter = "control-character", quote = "quote"
-    }
-
-    private let code: Code
-    private init(_ code: Code) { self.code = code }
-
-    /// A user name (or continuation token) with nothing in it.
-    public static let empty = HelperInputError(.empty)
-    /// Longer than the helper protocol allows.
-    public static let tooLong = HelperInputError(.tooLong)
-    /// A CR, LF, NUL or other control character, which could end the line early.
-    public static let controlCharacter = HelperInputError(.controlCharacter)
-    /// A quote or backslash inside a Digest word, which would end the quoted word early.
-    public static let quote = HelperInputError(.quote)
-
-    /// Stable machine-readable code, e.g. `control-character`.
-    public var description: String { code.rawValue }
 }

@@ -16,12 +16,11 @@ public enum HelperVerdict: Sendable, Equatable {
 extension HelperVerdict {
     /// Reads a Basic answer: `OK`, `ERR`, `BH`; any other word means the helper is not a
     /// Basic helper (or is broken).
-    init(_ outcome: HelperProcess.Outcome) {
-        switch outcome.lookup {
+    public init(reply: HelperReply) {
+        switch HelperLookup(reply: reply) {
         case .ok(let reply): self = .ok(notes: reply.notes)
         case .err(let message): self = .err(message: message)
         case .broken(let reason): self = .helperBroken(reason: reason)
-        case .overloaded: self = .overloaded
         }
     }
 }

@@ -1,5 +1,3 @@
-import RelayCore
-
 /// A Digest helper's answer to `"user":"realm"`.
 public enum HelperDigestAnswer: Sendable, Equatable, CustomStringConvertible {
     /// `OK ha1=<hex>`: the raw `H(user:realm:password)` bytes; the relay checks the response.
@@ -28,8 +26,8 @@ public enum HelperDigestAnswer: Sendable, Equatable, CustomStringConvertible {
 
 extension HelperDigestAnswer {
     /// Reads a Digest answer: `OK ha1=<hex>` (digest_file_auth quotes the hex), `ERR`, `BH`.
-    init(_ outcome: HelperProcess.Outcome) {
-        switch outcome.lookup {
+    public init(reply: HelperReply) {
+        switch HelperLookup(reply: reply) {
         case .ok(let reply):
             // MD5 (16 bytes) is all Squid's Digest helpers produce; SHA-256 (32) is allowed
             // for helpers that know the realm uses it.
@@ -40,7 +38,6 @@ extension HelperDigestAnswer {
             self = .ha1(bytes)
         case .err(let message): self = .err(message: message)
         case .broken(let reason): self = .helperBroken(reason: reason)
-        case .overloaded: self = .overloaded
         }
     }
 }

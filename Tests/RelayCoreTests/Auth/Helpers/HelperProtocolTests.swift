@@ -1,9 +1,8 @@
 import RelayCore
-@testable import RelayServer
 import Testing
 
-/// The pure pieces of the helper protocol: request lines, answer lines, line framing, and
-/// the restart schedule.
+/// The pure pieces of the helper protocol, through their public API: request lines, answer
+/// lines, line framing.
 @Suite struct HelperProtocolTests {
     func text(_ result: Result<[UInt8], HelperInputError>) -> String? {
         (try? result.get()).map { String(decoding: $0, as: UTF8.self) }
@@ -51,7 +50,7 @@ import Testing
     }
 
     func answer(_ line: String, scheme: AuthConfig.Scheme = .negotiate) throws -> HelperTokenAnswer {
-        HelperTokenAnswer(.reply(try #require(reply(line)).1), scheme: scheme, maxTokenLength: 1024)
+        HelperTokenAnswer(reply: try #require(reply(line)).1, scheme: scheme, maxTokenLength: 1024)
     }
 
     @Test func tokenAnswers() throws {
@@ -110,27 +109,5 @@ import Testing
         var buffer = HelperLineBuffer(maxLineLength: 4)
         Array("OK 12345".utf8).withUnsafeBytes { buffer.append($0) }
         #expect(buffer.next() == .tooLong)
-    }
-
-    @Test func restartsAreSpacedAndBackOffWhileTheHelperNeverAnswers() {
-        let second: UInt64 = 1_000_000_000
-        var policy = HelperRestartPolicy(minimumInterval: .seconds(1), maximumInterval: .seconds(8))
-        policy.started(now: 0)
-        #expect(policy.died(answeredAnything: true, now: 10 * second) == 0)
-        #expect(!policy.isFailing)
-        policy.started(now: 10 * second)
-        #expect(policy.died(answeredAnything: true, now: 10 * second + 1) == second - 1)
-        var now = 20 * second
-        var waits: [UInt64] = []
-        for _ in 0..<6 {
-            policy.started(now: now)
-            let wait = policy.died(answeredAnything: false, now: now)
-            waits.append(wait / second)
-            now += wait
-        }
-        #expect(waits == [1, 2, 4, 8, 8, 8])
-        #expect(policy.isFailing)
-        policy.answered()
-        #expect(!policy.isFailing)
     }
 }
