@@ -18,6 +18,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzSPNEGO", []),
     ("FuzzConnectHandshake", [.product(name: "RelayClient", package: "dynrelay")]),
     ("FuzzProxySession", []),
+    ("FuzzHelperReply", []),
 ]
 
 let package = Package(
