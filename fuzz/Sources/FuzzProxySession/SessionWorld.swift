@@ -40,6 +40,10 @@ struct SessionWorld {
     private(set) var upstreamDone = false
     /// The next bytes sent upstream start a request head (a new request or a new connection).
     private var headDue = false
+    /// Bytes sent upstream since the open row (or since the connection it is now on was
+    /// made), and to the client since the open row: what its close row must account for.
+    private var sentUp = 0
+    private var sentDown = 0
 
     private(set) var openRows: [OpenRow] = []
     private(set) var tunnelPlaces: [TunnelQuotaPlace] = []
@@ -62,6 +66,7 @@ struct SessionWorld {
             upstreamOpen = true
             upstreamDone = false
             headDue = true
+            sentUp = 0
         }
     }
 
@@ -94,10 +99,11 @@ struct SessionWorld {
                 }
             }
             switch action {
-            case .sendToClient:
-                break
+            case .sendToClient(let bytes):
+                sentDown += bytes.count
             case .sendToUpstream(let bytes):
                 sentUpstream(bytes)
+                sentUp += bytes.count
             case .resolve(let name, _):
                 invariant(!resolveOwed && connectOwed == nil && !upstreamOpen, "resolve with another step under way")
                 invariant(HostNormalizer.normalize(name, bracketed: false) == .success(.name(name)), "resolving \(name)")
@@ -175,6 +181,8 @@ struct SessionWorld {
             openRows.append(OpenRow(event: entry.event, target: entry.target))
             commitsOwed.append(openRows.count - 1)
             headDue = true
+            sentUp = 0
+            sentDown = 0
             return
         }
         guard entry.event == .tunnelClose || entry.event == .requestClose else { return }
@@ -184,6 +192,13 @@ struct SessionWorld {
             return invariant(false, "\(entry.event) row without a stored open row: \(openRows)")
         }
         invariant(openRows[last].target == entry.target, "close row for \(String(describing: entry.target))")
+        // Never more than was relayed; all of it when the exchange completed.
+        invariant(entry.bytesUp <= sentUp && entry.bytesDown <= sentDown,
+                  "close row counts \(entry.bytesUp) up, \(entry.bytesDown) down; \(sentUp) and \(sentDown) were sent")
+        if entry.reason == .completed {
+            invariant(entry.bytesUp == sentUp && entry.bytesDown == sentDown,
+                      "completed row counts \(entry.bytesUp) up, \(entry.bytesDown) down; \(sentUp) and \(sentDown) were sent")
+        }
         openRows[last].closed = true
     }
 }
