@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "RelayServer", targets: ["RelayServer"]),
         .executable(name: "dynrelay", targets: ["dynrelay"]),
         .library(name: "RelayClient", targets: ["RelayClient"]),
+        // For fuzz/, whose targets link RelayCore built with the fuzzer flags.
+        .library(name: "RelayCore", targets: ["RelayCore"]),
     ],
     targets: [
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),

@@ -56,6 +56,8 @@ public struct HelperLineBuffer: Sendable {
             index += 1
         }
         scanned = index
-        return bytes.count - start > maxLineLength ? .tooLong : .needMore
+        // A CR last may be the first half of this line's CR LF, which the limit leaves out.
+        let pending = bytes.count - start - (bytes.last == UInt8(ascii: "\r") ? 1 : 0)
+        return pending > maxLineLength ? .tooLong : .needMore
     }
 }

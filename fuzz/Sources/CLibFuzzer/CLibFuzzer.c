@@ -1,0 +1,3 @@
+// SwiftPM needs a source file to build a C target; the declaration in the header is all
+// this target provides.
+#include "CLibFuzzer.h"
