@@ -15,9 +15,9 @@ enum FuzzConnectHandshake {
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzConnectHandshake(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let answer = Array(UnsafeBufferPointer(start: data, count: size))
+    // Where the leftover stops depends on the read that completed the head; nothing else may.
+    _ = SplitInvariance.check(answer) { ConnectExchange.run(answer, cuts: $0).withoutLeftover }
     let whole = ConnectExchange.run(answer, cuts: [])
-    let split = ConnectExchange.run(answer, cuts: DerivedSplits.cuts(of: answer))
-    invariant(split.withoutLeftover == whole.withoutLeftover, "split reads gave \(split), one read gave \(whole)")
 
     var parser = HTTPResponseHeadParser()
     let head = answer.withUnsafeBytes { parser.parse($0) }

@@ -17,14 +17,9 @@ enum FuzzHelperReply {
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzHelperReply(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let output = Array(UnsafeBufferPointer(start: data, count: size))
-    let cuts = DerivedSplits.cuts(of: output)
     // A tight limit as well, so lines at and past it are within libFuzzer's input sizes.
-    for limit in [16, 8192] {
-        let whole = HelperLines.read(output, cuts: [], maxLineLength: limit)
-        let split = HelperLines.read(output, cuts: cuts, maxLineLength: limit)
-        invariant(split == whole, "limit \(limit): split reads gave \(split), one read gave \(whole)")
-    }
-    let lines = HelperLines.read(output, cuts: [], maxLineLength: 8192)
+    _ = SplitInvariance.check(output) { HelperLines.read(output, cuts: $0, maxLineLength: 16) }
+    let lines = SplitInvariance.check(output) { HelperLines.read(output, cuts: $0, maxLineLength: 8192) }
     for line in lines.lines {
         for channelled in [false, true] {
             guard let (channel, reply) = HelperReply.parse(line, channelled: channelled) else { continue }

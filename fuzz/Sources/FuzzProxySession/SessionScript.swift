@@ -8,6 +8,7 @@ import RelayCore
 /// followed by the bytes that event needs; an event the environment could not produce now
 /// is skipped (its bytes are still taken).
 struct SessionScript {
+    /// What happens next, in the order of the byte values that pick it.
     enum Event: Int, CaseIterable {
         /// A length byte, then up to that many bytes from the client.
         case clientBytes

@@ -16,9 +16,4 @@ public enum HeadFeeding {
             return .needMore
         }
     }
-
-    /// Every offset: one byte per read.
-    public static func byteByByte(_ count: Int) -> [Int] {
-        Array(0..<count)
-    }
 }
