@@ -51,7 +51,9 @@ extension ProxySession {
         return actions
     }
 
-    /// Every other outcome of an action, and what peers and timers do.
+    /// Every other outcome of an action, and what peers and timers do. Once `isFinished`,
+    /// the driver delivers only the answer to an open row's commit still owed (the row may
+    /// owe its close row); it drops every other event, so none is asked to mean anything.
     public mutating func handle(_ event: ProxySessionEvent, now: UInt64) -> [ProxySessionAction] {
         var actions: [ProxySessionAction] = []
         switch event {
@@ -180,9 +182,9 @@ extension ProxySession {
             // The timer fired as the connection closed.
             break
         case .authenticating, .opening, .forwarding, .tunnelled:
-            // The head is complete, so a header timer is late here; the session fuzzer reaches
-            // this through a forwarded request retried on a fresh connection, so it is
-            // ignored, as it always was, rather than treated as impossible.
+            // The timer was stopped when the head completed, so this is outside the contract;
+            // but a timer with nothing left to time harms no one, so it is ignored rather
+            // than stopping the process.
             break
         }
     }

@@ -30,16 +30,4 @@ enum SessionOutcomes {
         refusal.claimedIsAccount = choice & 0x20 != 0
         return .refused(refusal)
     }
-
-    /// Anything but a commit's answer (which the trail does owe a session that ended).
-    static func lateEvent(_ input: inout FuzzInput) -> ProxySessionEvent {
-        let events: [ProxySessionEvent] = [
-            .headerTimeout, .clientEOF, .connectionLost(.idleTimeout), .upstreamEOF, .upstreamFailed,
-            .resolved([SessionFixtures.answerPool[0]]), .resolveFailed, .upstreamConnected,
-            .upstreamConnectFailed(.upstreamTimeout),
-            .authFinished(.granted(SessionFixtures.principals[0], scope: .connection)),
-            .authFinished(.refused(ProxyAuthRefusal(reason: .badPassword))),
-        ]
-        return input.pick(events) ?? .headerTimeout
-    }
 }

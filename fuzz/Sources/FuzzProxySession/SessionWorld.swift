@@ -21,11 +21,10 @@ struct SessionWorld {
     let knowsLocalHost: Bool
     var requiresAuth: Bool
 
-    /// The session closed the client or handed it to a tunnel: only audit rows may follow.
+    /// The session closed the client or handed it to a tunnel: only audit rows may follow,
+    /// and the only event still delivered is an owed commit's answer (the server's driver
+    /// drops every other, as `ProxySession.handle` asks).
     private(set) var ended = false
-    /// The session handed its connection to a tunnel: the driver gives it no event after that,
-    /// not even a late one (its timers are cancelled and the session is dropped).
-    private(set) var handedOff = false
     var clientEOF = false
     private(set) var headerTimerArmed = false
 
@@ -127,7 +126,6 @@ struct SessionWorld {
                 invariant(row.target == context.target, "tunnel to \(context.target), open row for \(String(describing: row.target))")
                 invariant(established.starts(with: Array("HTTP/1.1 200 ".utf8)), "tunnel established with \(established)")
                 openRows[openRows.count - 1].tunnelled = true
-                handedOff = true
                 if let place = session.takeTunnelQuotaPlace() { tunnelPlaces.append(place) }
                 upstreamOpen = false
                 ended = true
