@@ -74,6 +74,44 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case upstreamReset = "upstream-reset"
     case badUpstreamResponse = "bad-upstream-response"
 
+    // TLS. Inside a tunnel the `200` has been sent, so these end the tunnel (with a TLS
+    // alert to the client where one is due) and answer no HTTP status.
+    /// A hello offered, or a ServerHello chose, no version the rule allows (the audit detail
+    /// names the versions seen); on the HTTPS listener, a client offering none of its versions.
+    case tlsVersionRefused = "tls-version-refused"
+    /// The ClientHello's server name is not the host the tunnel was opened to.
+    case sniMismatch = "sni-mismatch"
+    /// The ClientHello names no server, and the rule does not say `sni=optional` or `sni=any`.
+    case sniMissing = "sni-missing"
+    /// The rule says `tunnel-tls=required` and the tunnel did not open with a TLS handshake.
+    case tlsRequired = "tls-required"
+    /// Handshake records that do not parse (truncated or oversized messages, bad lengths,
+    /// an SSLv2-style hello, a ServerHello choosing a version the client did not offer).
+    case badTLSHandshake = "bad-tls-handshake"
+    /// The handshake did not reach its decision within `tls-inspect-timeout`.
+    case tlsInspectionTimeout = "tls-inspection-timeout"
+    /// The handshake needed more than the inspection buffer (64 KiB) to reach its decision.
+    case tlsInspectionOverflow = "tls-inspection-overflow"
+    /// Bytes that are not a TLS handshake on an HTTPS listener.
+    case notTLS = "not-tls"
+    /// The client's TLS handshake with the HTTPS listener failed (the detail says why).
+    case clientTLSFailed = "client-tls-failed"
+    /// The listener requires a client certificate and none (or none it trusts) was sent.
+    case clientCertRequired = "client-cert-required"
+    /// The app server's certificate does not chain to a trusted CA (self-signed, unknown issuer).
+    case upstreamCertUntrusted = "upstream-cert-untrusted"
+    /// The app server's certificate has expired or is not yet valid.
+    case upstreamCertExpired = "upstream-cert-expired"
+    /// The app server's certificate does not name the host the relay connected to.
+    case upstreamCertHostMismatch = "upstream-cert-host-mismatch"
+    /// The app server and the relay share no allowed TLS version.
+    case upstreamTLSVersion = "upstream-tls-version"
+    /// A TLS version allowed by config whose ciphers OpenSSL's security level still refuses
+    /// (OpenSSL reports it as a bare `internal_error` alert).
+    case tlsSecurityLevel = "tls-security-level"
+    /// The relay's TLS handshake with the app server failed for another reason.
+    case upstreamTLSFailed = "upstream-tls-failed"
+
     // Resources and time.
     case overloaded = "overloaded"
     /// The client's source (its IPv4 address or IPv6 /64) has `max-connections-per-source`
@@ -118,7 +156,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     public var refusalStatus: Int? {
         switch self {
         case .allowed, .clientClosed, .upstreamClosed, .completed, .answeredByRelay, .idleTimeout, .clientReset,
-             .shutdown, .upstreamReset, .relayCrashed, .auditLost, .stalled:
+             .shutdown, .upstreamReset, .relayCrashed, .auditLost, .stalled,
+             .tlsVersionRefused, .sniMismatch, .sniMissing, .tlsRequired, .badTLSHandshake, .tlsInspectionTimeout,
+             .tlsInspectionOverflow, .notTLS, .clientTLSFailed, .clientCertRequired:
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
@@ -136,6 +176,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
         case .lockedOut, .tooManyAttempts, .tunnelLimit, .sourceLimit: return 429
         case .authUnavailable: return 503
         case .resolveFailed, .upstreamRefused, .upstreamUnreachable, .badUpstreamResponse: return 502
+        case .upstreamCertUntrusted, .upstreamCertExpired, .upstreamCertHostMismatch, .upstreamTLSVersion,
+             .tlsSecurityLevel, .upstreamTLSFailed:
+            return 502
         case .upstreamTimeout: return 504
         case .overloaded, .auditBacklog, .outOfDescriptors: return 503
         case .headerTimeout: return 408
