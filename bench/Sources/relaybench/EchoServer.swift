@@ -58,7 +58,8 @@ enum EchoServer {
         }
     }
 
-    private static func listen(on endpoint: Endpoint) throws -> Int32 {
+    /// A non-blocking listening socket on `endpoint` (backlog 4096).
+    static func listen(on endpoint: Endpoint) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SocketError(operation: "socket") }
         var one: Int32 = 1

@@ -4,13 +4,15 @@ import Synchronization
 
 /// Resident memory a proxy spends per open idle tunnel: VmRSS of the proxy (and any
 /// workers it forked) before, then with N tunnels open, each having carried one 64-byte
-/// echo so every tunnel is established end to end; (after - before) / N.
+/// echo so every tunnel is established end to end (with `--upstream-tls`, after its
+/// end-to-end TLS handshake: the idle inspected tunnel); (after - before) / N.
 enum Idle {
     static func run(_ options: Options) throws {
         let route = try options.route()
         let tunnels = max(try options.int("tunnels", default: 10_000), 1)
         let threads = max(try options.int("threads", default: 8), 1)
         let settle = try options.seconds("settle", default: 2)
+        let tls = try TLSClientSettings(options)
         guard let pidText = options.optionalString("pid"), let pid = Int32(pidText) else {
             throw UsageError(message: "--pid PID (the proxy to measure) is required")
         }
@@ -18,7 +20,7 @@ enum Idle {
             throw SocketError(operation: "read VmRSS of pid \(pid)", code: ESRCH)
         }
 
-        let opened = Mutex<[Int32]>([])
+        let opened = Mutex<[StreamHandle]>([])
         let firstError = Mutex<String?>(nil)
         let done = DispatchGroup()
         let start = monotonicNanos()
@@ -29,13 +31,14 @@ enum Idle {
                 defer { done.leave() }
                 let message = [UInt8](repeating: UInt8(ascii: "E"), count: 64)
                 var reply = [UInt8](repeating: 0, count: 64)
-                var mine: [Int32] = []
+                var mine: [StreamHandle] = []
+                let tlsClient = tls.map { TLSTunnelClient($0, route: route) }
                 for _ in 0..<share {
                     do {
-                        let fd = try Socket.openTunnel(route)
-                        mine.append(fd)
-                        try message.withUnsafeBytes { try Socket.writeAll(fd, $0) }
-                        try reply.withUnsafeMutableBytes { try Socket.readExact(fd, $0) }
+                        let stream = try tlsClient?.open() ?? ClientStream(fd: Socket.openTunnel(route))
+                        mine.append(StreamHandle(stream: stream))
+                        try message.withUnsafeBytes { try stream.writeAll($0) }
+                        try reply.withUnsafeMutableBytes { try stream.readExact($0) }
                     } catch {
                         firstError.withLock { if $0 == nil { $0 = "\(error)" } }
                         break
@@ -49,7 +52,7 @@ enum Idle {
         done.wait()
         let openSeconds = Double(monotonicNanos() - start) / 1e9
         let descriptors = opened.withLock { $0 }
-        defer { descriptors.forEach { close($0) } }
+        defer { descriptors.forEach { $0.stream.shut() } }
         if let error = firstError.withLock({ $0 }) {
             throw SocketError(operation: "opened \(descriptors.count) of \(tunnels) tunnels; first failure: \(error)", code: EPROTO)
         }
@@ -66,5 +69,10 @@ enum Idle {
             ("open_seconds", fixed(openSeconds, 2)),
         ])
     }
+}
+
+/// An open stream parked until the measurement ends; only the main thread touches it then.
+private struct StreamHandle: @unchecked Sendable {
+    let stream: ClientStream
 }
 #endif

@@ -12,7 +12,9 @@ struct Options {
     private var values: [String: String] = [:]
 
     /// Options that take no value.
-    private static let flags: Set<String> = ["digest-reuse-nonce"]
+    private static let flags: Set<String> = [
+        "digest-reuse-nonce", "tls", "proxy-tls", "upstream-tls", "resume", "handshake-only", "preamble",
+    ]
 
     init(_ args: [String]) throws {
         var index = 0

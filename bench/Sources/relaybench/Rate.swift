@@ -3,7 +3,9 @@ import Foundation
 import Synchronization
 
 /// Tunnels opened and closed per second by concurrent clients, each looping: connect,
-/// (CONNECT and read the 2xx head), send 64 bytes, read the echo, close.
+/// (TLS to the proxy), (CONNECT and read the 2xx head), (TLS to the upstream), send 64
+/// bytes, read the echo, close. `--handshake-only` stops each loop after the proxy's TLS
+/// handshake: the bare handshake rate.
 enum Rate {
     /// Totals the worker threads add into when they finish.
     private final class Tally: Sendable {
@@ -11,6 +13,8 @@ enum Rate {
         let failed = Atomic<Int>(0)
         let requests = Atomic<Int>(0)
         let reconnects = Atomic<Int>(0)
+        let handshakes = Atomic<Int>(0)
+        let resumed = Atomic<Int>(0)
         let firstError = Mutex<String?>(nil)
     }
 
@@ -21,6 +25,10 @@ enum Rate {
         let auth = try ProxyAuthSettings(options)
         if auth != nil, route.connectTarget == nil {
             throw UsageError(message: "--auth needs --mode connect")
+        }
+        let tls = try TLSClientSettings(options)
+        if auth != nil, tls != nil {
+            throw UsageError(message: "--auth and TLS are not combined here")
         }
         let tally = Tally()
         let done = DispatchGroup()
@@ -44,8 +52,26 @@ enum Rate {
                         return
                     }
                 }
+                let tlsClient = tls.map { TLSTunnelClient($0, route: route) }
+                do {
+                    try tlsClient?.primeSession()
+                } catch {
+                    tally.firstError.withLock { if $0 == nil { $0 = "\(error)" } }
+                    tally.failed.add(1, ordering: .relaxed)
+                    return
+                }
                 while monotonicNanos() < deadline {
                     do {
+                        if let tlsClient, let tls {
+                            let stream = try tlsClient.open(stopAfterProxyHandshake: tls.handshakeOnly)
+                            defer { stream.shut() }
+                            if !tls.handshakeOnly {
+                                try message.withUnsafeBytes { try stream.writeAll($0) }
+                                try reply.withUnsafeMutableBytes { try stream.readExact($0) }
+                            }
+                            completed += 1
+                            continue
+                        }
                         let fd = try client?.openTunnel() ?? Socket.openTunnel(route)
                         defer { close(fd) }
                         try message.withUnsafeBytes { try Socket.writeAll(fd, $0) }
@@ -62,6 +88,10 @@ enum Rate {
                 if let client {
                     tally.requests.add(client.requests, ordering: .relaxed)
                     tally.reconnects.add(client.reconnects, ordering: .relaxed)
+                }
+                if let tlsClient {
+                    tally.handshakes.add(tlsClient.handshakes, ordering: .relaxed)
+                    tally.resumed.add(tlsClient.resumed, ordering: .relaxed)
                 }
             }
             thread.stackSize = 1 << 20
@@ -85,6 +115,15 @@ enum Rate {
                 ("auth_mode", auth.mode),
                 ("requests_per_tunnel", fixed(Double(tally.requests.load(ordering: .relaxed)) / Double(attempts), 2)),
                 ("reconnects", String(tally.reconnects.load(ordering: .relaxed))),
+            ]
+        }
+        if let tls {
+            // A resumed mode whose sessions were not resumed would measure full handshakes.
+            let handshakes = max(tally.handshakes.load(ordering: .relaxed), 1)
+            fields += [
+                ("tls", tls.version.rawValue),
+                ("tls_mode", tls.resume ? "resumed" : "full"),
+                ("resumed_pct", fixed(100 * Double(tally.resumed.load(ordering: .relaxed)) / Double(handshakes), 1)),
             ]
         }
         if let error = tally.firstError.withLock({ $0 }) {

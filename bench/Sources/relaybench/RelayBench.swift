@@ -7,10 +7,11 @@ import Glibc
 enum RelayBench {
     static let usage = """
     usage: relaybench <command> [options]
-      serve      --port P [--host 127.0.0.1]
-                 upstream: first byte 'S' = sink (acks every 16 MiB), anything else = echo
+      serve      --port P [--host 127.0.0.1] [--tls --cert FILE --key FILE]
+                 upstream: first byte 'S' = sink (acks every 16 MiB), anything else = echo;
+                 --tls runs the same inside TLS (one leading cleartext 'P' is dropped)
       freeport   [--count N]                       print N distinct free loopback TCP ports
-      throughput --connect H:P [--proxy H:P] [--mode connect|plain] [--bytes 2G] [--seconds 5] [--pid PID]
+      throughput --connect H:P [--proxy H:P] [--mode connect|plain] [--bytes 2G] [--seconds 5] [--pid PID] [--streams 1]
       latency    --connect H:P [--proxy H:P] [--mode connect|plain] [--count 20000] [--seconds 5]
       rate       --connect H:P [--proxy H:P] [--mode connect|plain] [--clients 16] [--seconds 5]
                  [--auth none|basic|digest|ntlm|negotiate --user U --password P] [--digest-reuse-nonce]
@@ -18,6 +19,11 @@ enum RelayBench {
                  ccache in KRB5CCNAME and service HTTP@<proxy host>; digest answers a 407 challenge
                  per tunnel unless --digest-reuse-nonce (one nonce per client thread, nc counting up)
       idle       --connect H:P [--proxy H:P] [--mode connect|plain] [--tunnels 10000] --pid PID [--settle 2]
+    TLS (throughput, rate, idle): --proxy-tls (TLS to the proxy: HTTPS proxy, haproxy ssl) or
+                 --upstream-tls [--sni NAME] [--preamble] (end-to-end TLS inside the tunnel;
+                 --preamble sends one cleartext 'P' first so a relay does not see TLS);
+                 [--tls-version 1.2|1.3] [--resume] (each client thread resumes its session);
+                 rate --handshake-only: connect, proxy TLS handshake, close
     common: --label NAME (copied into the result line)
     --proxy omitted = direct to --connect. --mode connect sends an HTTP CONNECT to the proxy;
     --mode plain means the proxy port itself forwards to the upstream (haproxy mode tcp, dynrelay forward).
@@ -35,7 +41,7 @@ enum RelayBench {
         do {
             let options = try Options(args)
             switch command {
-            case "serve": try EchoServer.run(options)
+            case "serve": options.flag("tls") ? try TLSEchoServer.run(options) : try EchoServer.run(options)
             case "freeport": try FreePort.run(options)
             case "throughput": try Throughput.run(options)
             case "latency": try Latency.run(options)

@@ -94,26 +94,41 @@ enum Socket {
         let fd = try connect(to: route.dial)
         guard let target = route.connectTarget else { return fd }
         do {
-            let request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n"
-            try Array(request.utf8).withUnsafeBytes { try writeAll(fd, $0) }
-            var head: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 1024)
-            while !head.endsWithHeaderTerminator {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { throw SocketError(operation: "read CONNECT response", code: n == 0 ? ECONNRESET : errno) }
-                head.append(contentsOf: chunk[0..<n])
-                guard head.count < 16384 else { throw SocketError(operation: "CONNECT response head too long", code: EPROTO) }
-            }
-            let statusLine = String(decoding: head.prefix(while: { $0 != 13 }), as: UTF8.self)
-            let parts = statusLine.split(separator: " ")
-            guard parts.count >= 2, parts[1].hasPrefix("2") else {
-                throw SocketError(operation: "CONNECT refused: \(statusLine)", code: EPROTO)
-            }
+            try connectHandshake(target, write: { try writeAll(fd, $0) }, readSome: { buffer in
+                while true {
+                    let n = read(fd, buffer.baseAddress!, buffer.count)
+                    if n >= 0 { return n }
+                    if errno != EINTR { throw SocketError(operation: "read CONNECT response") }
+                }
+            })
             return fd
         } catch {
             close(fd)
             throw error
+        }
+    }
+
+    /// The same CONNECT exchange over a stream that may already run TLS (an HTTPS proxy).
+    static func sendConnect(_ target: Endpoint, over stream: ClientStream) throws {
+        try connectHandshake(target, write: { try stream.writeAll($0) }, readSome: { try stream.readSome($0) })
+    }
+
+    private static func connectHandshake(_ target: Endpoint, write: (UnsafeRawBufferPointer) throws -> Void,
+                                         readSome: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
+        let request = "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n"
+        try Array(request.utf8).withUnsafeBytes { try write($0) }
+        var head: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1024)
+        while !head.endsWithHeaderTerminator {
+            let n = try chunk.withUnsafeMutableBytes { try readSome($0) }
+            guard n > 0 else { throw SocketError(operation: "read CONNECT response", code: ECONNRESET) }
+            head.append(contentsOf: chunk[0..<n])
+            guard head.count < 16384 else { throw SocketError(operation: "CONNECT response head too long", code: EPROTO) }
+        }
+        let statusLine = String(decoding: head.prefix(while: { $0 != 13 }), as: UTF8.self)
+        let parts = statusLine.split(separator: " ")
+        guard parts.count >= 2, parts[1].hasPrefix("2") else {
+            throw SocketError(operation: "CONNECT refused: \(statusLine)", code: EPROTO)
         }
     }
 }
