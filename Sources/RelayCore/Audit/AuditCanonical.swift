@@ -11,9 +11,9 @@
 /// The TLS extension group (tls_sni, tls_ech as `0`/`1`, client_tls_version,
 /// client_tls_cipher) follows only when one of them is not NULL, after the marker
 /// `tlsExtensionMarker`. A row without them therefore encodes, and hashes, as the base form
-/// alone, so trails written by builds that knew only the base form still verify. The marker cannot be read
-/// as a field (every field starts with a digit or `-`), so a row with the group never
-/// encodes like one without it.
+/// alone, so trails written by builds that knew only the base form still verify. The marker
+/// cannot be read as a field (every field starts with a digit or `-`), so a row with the
+/// group never encodes like one without it.
 public enum AuditCanonical {
     /// Fields of the base form: every row carries them.
     public static let baseFieldCount = 20
@@ -52,9 +52,9 @@ public enum AuditCanonical {
 
     /// Where each field's value bytes sit inside the last encoding (nil for NULL), indexed in
     /// canonical order (0 is `seq`, 1 is `ts`, ... 19 is `simulated`, 20 is `tls_sni`, ... 23
-    /// is `client_tls_cipher`; the extension fields are nil when the group is absent). The writer binds the text
-    /// columns straight from the encoded row instead of copying every string again.
-    /// Reused from row to row; not thread-safe.
+    /// is `client_tls_cipher`; the extension fields are nil when the group is absent). The
+    /// writer binds the text columns straight from the encoded row instead of copying every
+    /// string again. Reused from row to row; not thread-safe.
     public final class FieldRanges {
         /// `(start, end)` per field; `end == -1` marks NULL.
         private let bounds = UnsafeMutableBufferPointer<Int>.allocate(capacity: 2 * AuditCanonical.fieldCount)

@@ -71,7 +71,7 @@ public struct AuditRecord: Sendable, Equatable {
     public var clientTLSCipher: String?
 
     /// True when any field of the TLS extension group is set: only then does the canonical
-    /// form carry the group, so rows without it hash as they did before the group existed.
+    /// form carry the group, so rows without it hash as the base form alone.
     public var hasTLSExtension: Bool {
         tlsSNI != nil || tlsECH != nil || clientTLSVersion != nil || clientTLSCipher != nil
     }
