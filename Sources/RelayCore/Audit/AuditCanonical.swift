@@ -1,15 +1,28 @@
 /// The byte string each audit row's hash covers.
 ///
-/// Every column except `prev_hash`/`hash`, in table order (seq, ts, event, session, client,
-/// listener, principal, scheme, target, resolved, rule, decision, reason, status, bytes_up,
-/// bytes_down, duration_ms, tls_version, tls_cipher, simulated), each as
-/// `<decimal byte length>:<UTF-8 bytes>,` and NULL as `-,`. Integers are written in
-/// decimal, `simulated` as `0`/`1`. The length prefix makes the encoding injective: no
-/// choice of field contents (commas, colons, digits, NUL) can make two different rows
-/// encode alike, and NULL differs from the empty string (`0:,`).
+/// The base fields, in this order: seq, ts, event, session, client, listener, principal,
+/// scheme, target, resolved, rule, decision, reason, status, bytes_up, bytes_down,
+/// duration_ms, tls_version, tls_cipher, simulated; each as `<decimal byte length>:<UTF-8
+/// bytes>,` and NULL as `-,`. Integers are written in decimal, `simulated` as `0`/`1`. The
+/// length prefix makes the encoding injective: no choice of field contents (commas, colons,
+/// digits, NUL) can make two different rows encode alike, and NULL differs from the empty
+/// string (`0:,`).
+///
+/// The TLS extension group (tls_sni, tls_ech as `0`/`1`, client_tls_version,
+/// client_tls_cipher) follows only when one of them is not NULL, after the marker
+/// `tlsExtensionMarker`. A row without them therefore encodes, and hashes, as the base form
+/// alone, so trails written by builds that knew only the base form still verify. The marker
+/// cannot be read as a field (every field starts with a digit or `-`), so a row with the
+/// group never encodes like one without it.
 public enum AuditCanonical {
-    /// Number of fields the encoding carries; a verifier can use it as a schema check.
-    public static let fieldCount = 20
+    /// Fields of the base form: every row carries them.
+    public static let baseFieldCount = 20
+
+    /// Fields an encoding can carry: the base ones, then the TLS extension group.
+    public static let fieldCount = 24
+
+    /// Written between the base fields and the TLS extension group.
+    public static let tlsExtensionMarker: StaticString = "v2,"
 
     /// The canonical bytes of `r` stored as row `seq` with the formatted timestamp `ts`.
     /// `r.timestampMicros` is not read: `ts` is what the row stores, so it is what is hashed.
@@ -29,17 +42,19 @@ public enum AuditCanonical {
     /// each integer in 20.
     public static func maxEncodedCount(_ r: AuditRecord, timestampCount: Int) -> Int {
         func count(_ s: String?) -> Int { s?.utf8.count ?? 0 }
-        return fieldCount * 42 + timestampCount
+        return fieldCount * 42 + tlsExtensionMarker.utf8CodeUnitCount + timestampCount
             + r.event.rawValue.utf8.count + r.session.utf8.count + r.client.utf8.count
             + r.listener.utf8.count + count(r.principal) + count(r.scheme) + count(r.target)
             + count(r.resolved) + count(r.rule) + r.decision.rawValue.utf8.count + r.reason.utf8.count
             + count(r.tlsVersion) + count(r.tlsCipher)
+            + count(r.tlsSNI) + count(r.clientTLSVersion) + count(r.clientTLSCipher)
     }
 
     /// Where each field's value bytes sit inside the last encoding (nil for NULL), indexed in
-    /// column order (0 is `seq`, 1 is `ts`, ... 19 is `simulated`). The writer binds the text
-    /// columns straight from the encoded row instead of copying every string again.
-    /// Reused from row to row; not thread-safe.
+    /// canonical order (0 is `seq`, 1 is `ts`, ... 19 is `simulated`, 20 is `tls_sni`, ... 23
+    /// is `client_tls_cipher`; the extension fields are nil when the group is absent). The
+    /// writer binds the text columns straight from the encoded row instead of copying every
+    /// string again. Reused from row to row; not thread-safe.
     public final class FieldRanges {
         /// `(start, end)` per field; `end == -1` marks NULL.
         private let bounds = UnsafeMutableBufferPointer<Int>.allocate(capacity: 2 * AuditCanonical.fieldCount)
@@ -94,6 +109,15 @@ public enum AuditCanonical {
         w.text(r.tlsVersion)
         w.text(r.tlsCipher)
         w.integer(r.simulated ? 1 : 0)
+        if r.hasTLSExtension {
+            w.marker(tlsExtensionMarker)
+            w.text(r.tlsSNI)
+            w.integer(r.tlsECH.map { $0 ? 1 : 0 })
+            w.text(r.clientTLSVersion)
+            w.text(r.clientTLSCipher)
+        } else {
+            w.absent(fieldCount - baseFieldCount)
+        }
         return w.offset
     }
 
@@ -136,6 +160,20 @@ public enum AuditCanonical {
             fields.set(field, start, offset)
             field += 1
             byte(UInt8(ascii: ","))
+        }
+
+        /// Writes `marker`'s bytes as they are: not a field.
+        mutating func marker(_ marker: StaticString) {
+            (base + offset).copyMemory(from: marker.utf8Start, byteCount: marker.utf8CodeUnitCount)
+            offset += marker.utf8CodeUnitCount
+        }
+
+        /// Records the next `count` fields as NULL without writing them.
+        mutating func absent(_ count: Int) {
+            for _ in 0..<count {
+                fields.set(field, 0, -1)
+                field += 1
+            }
         }
 
         mutating func null() {

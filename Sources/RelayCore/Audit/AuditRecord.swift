@@ -23,8 +23,9 @@ public enum AuditDecision: String, Sendable, CaseIterable {
 
 /// One row of the audit trail before the writer assigns its `seq` and hash chain links.
 ///
-/// Field order follows the table's column order; `AuditCanonical` relies on that order,
-/// so a new field goes at the end (and changes the canonical form: add it deliberately).
+/// Field order follows the canonical order (`AuditCanonical`): a new field goes at the end,
+/// and must leave the encoding of every row that lacks it unchanged, or stored trails stop
+/// verifying.
 public struct AuditRecord: Sendable, Equatable {
     public var event: AuditEvent
     /// UTC microseconds since the Unix epoch; written as `ts` by `AuditTimestamp.format`.
@@ -51,10 +52,29 @@ public struct AuditRecord: Sendable, Equatable {
     /// Payload bytes upstream -> client; nil when nobody knows, as for `bytesUp`.
     public var bytesDown: Int64?
     public var durationMs: Int64?
+    /// The payload's TLS version (`TLSv1.3`): a tunnel's end-to-end TLS as its ServerHello
+    /// negotiated it, or the relay's own TLS to the upstream.
     public var tlsVersion: String?
+    /// The payload's TLS cipher suite (IANA name), from the same handshake as `tlsVersion`.
     public var tlsCipher: String?
     /// True when the session ran in Enterprise Simulation Mode.
     public var simulated: Bool
+    /// The server name of the payload's TLS: the SNI a tunnel's ClientHello carried
+    /// (normalised), or the name the relay sent upstream in its own TLS.
+    public var tlsSNI: String?
+    /// Whether the tunnel's ClientHello carried Encrypted Client Hello, in which case
+    /// `tlsSNI` is the outer (public) name; nil when the payload is not TLS.
+    public var tlsECH: Bool?
+    /// The TLS version between the client and an HTTPS listener; nil on a plain listener.
+    public var clientTLSVersion: String?
+    /// The TLS cipher suite between the client and an HTTPS listener; nil on a plain listener.
+    public var clientTLSCipher: String?
+
+    /// True when any field of the TLS extension group is set: only then does the canonical
+    /// form carry the group, so rows without it hash as the base form alone.
+    public var hasTLSExtension: Bool {
+        tlsSNI != nil || tlsECH != nil || clientTLSVersion != nil || clientTLSCipher != nil
+    }
 
     /// Every optional field defaults to absent (nil, zero bytes, not simulated), so the
     /// shortest call is `AuditRecord(event:timestampMicros:session:client:listener:decision:reason:)`.
@@ -77,7 +97,11 @@ public struct AuditRecord: Sendable, Equatable {
         durationMs: Int64? = nil,
         tlsVersion: String? = nil,
         tlsCipher: String? = nil,
-        simulated: Bool = false
+        simulated: Bool = false,
+        tlsSNI: String? = nil,
+        tlsECH: Bool? = nil,
+        clientTLSVersion: String? = nil,
+        clientTLSCipher: String? = nil
     ) {
         self.event = event
         self.timestampMicros = timestampMicros
@@ -98,6 +122,10 @@ public struct AuditRecord: Sendable, Equatable {
         self.tlsVersion = tlsVersion
         self.tlsCipher = tlsCipher
         self.simulated = simulated
+        self.tlsSNI = tlsSNI
+        self.tlsECH = tlsECH
+        self.clientTLSVersion = clientTLSVersion
+        self.clientTLSCipher = clientTLSCipher
     }
 }
 

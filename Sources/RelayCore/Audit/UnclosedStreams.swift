@@ -34,14 +34,16 @@ public struct UnclosedStreams {
     }
 
     /// The close row for `open`, written at `micros` for a stream whose end nobody
-    /// recorded: the same stream and decision, `reason`, and no status, byte counts or
-    /// duration, because nothing is known of them.
+    /// recorded: the same stream, decision and TLS facts, `reason`, and no status, byte
+    /// counts or duration, because nothing is known of them.
     public static func closeRow(for open: AuditRecord, reason: String, micros: Int64) -> AuditRecord? {
         guard let event = open.event.closingEvent else { return nil }
         return AuditRecord(event: event, timestampMicros: micros, session: open.session, client: open.client,
                            listener: open.listener, principal: open.principal, scheme: open.scheme,
                            target: open.target, resolved: open.resolved, rule: open.rule, decision: open.decision,
                            reason: reason, status: nil, bytesUp: nil, bytesDown: nil, durationMs: nil,
-                           tlsVersion: open.tlsVersion, tlsCipher: open.tlsCipher, simulated: open.simulated)
+                           tlsVersion: open.tlsVersion, tlsCipher: open.tlsCipher, simulated: open.simulated,
+                           tlsSNI: open.tlsSNI, tlsECH: open.tlsECH, clientTLSVersion: open.clientTLSVersion,
+                           clientTLSCipher: open.clientTLSCipher)
     }
 }

@@ -59,11 +59,23 @@ public struct AuditEntry: Equatable, Sendable {
     public var scheme: String?
     /// Words added to the reason in the audit row (`gss-error: <GSS status>`), never a secret.
     public var reasonDetail: String?
+    /// The payload's TLS (`tls_version`, `tls_cipher`, `tls_sni`, `tls_ech`): a tunnel's
+    /// end-to-end TLS as its handshake showed it, or the relay's own TLS to the upstream.
+    /// See `AuditRecord` for each.
+    public var tlsVersion: String?
+    public var tlsCipher: String?
+    public var tlsSNI: String?
+    public var tlsECH: Bool?
+    /// The client's TLS to an HTTPS listener (`client_tls_version`, `client_tls_cipher`).
+    public var clientTLSVersion: String?
+    public var clientTLSCipher: String?
 
     public init(event: AuditEvent, decision: AuditDecision, reason: ReasonCode, target: String? = nil,
                 resolved: String? = nil, rule: String? = nil, status: Int? = nil,
                 bytesUp: Int64 = 0, bytesDown: Int64 = 0, durationMs: Int64? = nil,
-                principal: String? = nil, scheme: String? = nil, reasonDetail: String? = nil) {
+                principal: String? = nil, scheme: String? = nil, reasonDetail: String? = nil,
+                tlsVersion: String? = nil, tlsCipher: String? = nil, tlsSNI: String? = nil, tlsECH: Bool? = nil,
+                clientTLSVersion: String? = nil, clientTLSCipher: String? = nil) {
         self.event = event
         self.decision = decision
         self.reason = reason
@@ -77,6 +89,12 @@ public struct AuditEntry: Equatable, Sendable {
         self.principal = principal
         self.scheme = scheme
         self.reasonDetail = reasonDetail
+        self.tlsVersion = tlsVersion
+        self.tlsCipher = tlsCipher
+        self.tlsSNI = tlsSNI
+        self.tlsECH = tlsECH
+        self.clientTLSVersion = clientTLSVersion
+        self.clientTLSCipher = clientTLSCipher
     }
 
     /// The `reason` column: the code, then any detail.

@@ -103,7 +103,10 @@ private final class RowReader {
     init(db: OpaquePointer) throws(AuditQueryError) {
         self.db = db
         var statements: [OpaquePointer] = []
-        for sql in [AuditSchema.selectTimestamp, AuditSchema.selectRange, AuditSchema.selectLastSeq] {
+        guard let present = AuditSchema.presentColumns(in: db) else {
+            throw AuditQueryError(message: "cannot read audit_events: \(SQLite.message(db))")
+        }
+        for sql in [AuditSchema.selectTimestamp, AuditSchema.selectRange(present: present), AuditSchema.selectLastSeq] {
             var stmt: OpaquePointer?
             guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK, let stmt else {
                 statements.forEach { sqlite3_finalize($0) }

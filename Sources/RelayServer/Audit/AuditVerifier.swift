@@ -35,12 +35,13 @@ private struct AuditVerifier {
         SQLite.configureProcess()
         let rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
         defer { sqlite3_close_v2(db) }
-        guard rc == SQLITE_OK else {
+        guard rc == SQLITE_OK, let db else {
             return .broken(seq: 0, why: "cannot open \(path): \(SQLite.message(db))")
         }
         sqlite3_busy_timeout(db, AuditLog.defaultBusyTimeoutMillis)
         var stmt: OpaquePointer?
-        guard sqlite3_prepare_v2(db, AuditSchema.selectAll, -1, &stmt, nil) == SQLITE_OK, let stmt else {
+        guard let present = AuditSchema.presentColumns(in: db),
+              sqlite3_prepare_v2(db, AuditSchema.selectAll(present: present), -1, &stmt, nil) == SQLITE_OK, let stmt else {
             return .broken(seq: 0, why: "cannot read audit_events: \(SQLite.message(db))")
         }
         defer { sqlite3_finalize(stmt) }
@@ -97,6 +98,8 @@ private struct AuditVerifier {
         }
         let simulated = try requiredInteger(stmt, 19)
         guard simulated == 0 || simulated == 1 else { throw RowError(why: "simulated is \(simulated), not 0/1") }
+        let ech = try optionalInteger(stmt, 23)
+        if let ech, ech != 0 && ech != 1 { throw RowError(why: "tls_ech is \(ech), not 0/1") }
         let status = try optionalInteger(stmt, 13)
         guard status.map({ Int(exactly: $0) != nil }) ?? true else { throw RowError(why: "status out of range") }
         let record = AuditRecord(
@@ -118,7 +121,11 @@ private struct AuditVerifier {
             durationMs: try optionalInteger(stmt, 16),
             tlsVersion: try optionalText(stmt, 17),
             tlsCipher: try optionalText(stmt, 18),
-            simulated: simulated == 1
+            simulated: simulated == 1,
+            tlsSNI: try optionalText(stmt, 22),
+            tlsECH: ech.map { $0 == 1 },
+            clientTLSVersion: try optionalText(stmt, 24),
+            clientTLSCipher: try optionalText(stmt, 25)
         )
         return (ts, record)
     }

@@ -84,6 +84,34 @@ final class AuditWriter: @unchecked Sendable {  // after init, only its AuditLog
         try exec("PRAGMA wal_autocheckpoint=10000", code: AuditError.Code.open)
         try exec(AuditSchema.create, code: AuditError.Code.schema)
         try allowUnknownByteCounts()
+        try addTLSColumns()
+    }
+
+    /// A table made before the TLS extension columns gains them, NULL in every stored row,
+    /// which is what those rows hash as (`AuditCanonical`): their chain is untouched. Checked
+    /// again under the write lock, so two processes opening one old trail add them once.
+    private func addTLSColumns() throws(AuditError) {
+        guard let db else { throw AuditError.closed }
+        func missing() throws(AuditError) -> [(name: String, declaration: String)] {
+            guard let present = AuditSchema.presentColumns(in: db) else {
+                throw AuditError(code: AuditError.Code.schema, sqliteCode: SQLite.errorCode(db),
+                                 message: "read the columns of audit_events: \(SQLite.message(db))")
+            }
+            return AuditSchema.addedColumns.filter { !present.contains($0.name) }
+        }
+        guard try !missing().isEmpty else { return }
+        do throws(AuditError) {
+            try exec("BEGIN IMMEDIATE", code: AuditError.Code.schema)
+            for column in try missing() {
+                try exec("ALTER TABLE audit_events ADD COLUMN \(column.name) \(column.declaration)",
+                         code: AuditError.Code.schema)
+            }
+            try exec("COMMIT", code: AuditError.Code.schema)
+        } catch {
+            // The prepared ROLLBACK of `abandonTransaction` does not exist yet at open.
+            if sqlite3_get_autocommit(db) == 0 { sqlite3_exec(db, "ROLLBACK", nil, nil, nil) }
+            throw error
+        }
     }
 
     /// A table made before byte counts could be unknown declares them NOT NULL: edit the
@@ -220,7 +248,10 @@ final class AuditWriter: @unchecked Sendable {  // after init, only its AuditLog
                     event: event, timestampMicros: 0, session: text(2) ?? "", client: text(3) ?? "",
                     listener: text(4) ?? "", principal: text(5), scheme: text(6), target: text(7),
                     resolved: text(8), rule: text(9), decision: decision, reason: "",
-                    tlsVersion: text(11), tlsCipher: text(12), simulated: sqlite3_column_int64(stmt, 13) == 1)
+                    tlsVersion: text(11), tlsCipher: text(12), simulated: sqlite3_column_int64(stmt, 13) == 1,
+                    tlsSNI: text(14),
+                    tlsECH: sqlite3_column_type(stmt, 15) == SQLITE_INTEGER ? sqlite3_column_int64(stmt, 15) == 1 : nil,
+                    clientTLSVersion: text(16), clientTLSCipher: text(17))
                 streams.add(seq: sqlite3_column_int64(stmt, 0), record)
             default:
                 throw writeError("search for streams left open")
@@ -247,8 +278,9 @@ final class AuditWriter: @unchecked Sendable {  // after init, only its AuditLog
     /// Returns SQLITE_OK, or non-zero if some bind failed.
     private func bind(_ stmt: OpaquePointer, seq: Int64, row: UnsafeRawBufferPointer, _ r: AuditRecord) -> Int32 {
         func text(_ column: Int32) -> Int32 {
-            // Column n holds canonical field n-1.
-            SQLite.bindStaticText(stmt, column, row, fields[Int(column) - 1])
+            // Columns 1...20 hold canonical fields 0...19; after prev_hash and hash (21, 22),
+            // columns 23...26 hold the extension fields 20...23.
+            SQLite.bindStaticText(stmt, column, row, fields[Int(column) - (column > 22 ? 3 : 1)])
         }
         // SQLITE_OK is 0: OR-ing the results is non-zero iff some bind failed.
         return SQLite.bindInteger(stmt, 1, seq)
@@ -262,6 +294,9 @@ final class AuditWriter: @unchecked Sendable {  // after init, only its AuditLog
             | SQLite.bindInteger(stmt, 20, r.simulated ? 1 : 0)
             | SQLite.bindStaticText(stmt, 21, UnsafeRawBufferPointer(cursor.prevHashHex), 0..<64)
             | SQLite.bindStaticText(stmt, 22, UnsafeRawBufferPointer(cursor.hashHex), 0..<64)
+            | text(23)
+            | SQLite.bindInteger(stmt, 24, r.tlsECH.map { $0 ? 1 : 0 })
+            | text(25) | text(26)
     }
 
     /// The last stored (seq, hash, time), or (0, genesis, .min) for an empty table. A time

@@ -23,8 +23,9 @@ final class AuditSink: Sendable {
             client: identity.client, listener: identity.listener, principal: entry.principal, scheme: entry.scheme,
             target: entry.target, resolved: entry.resolved, rule: entry.rule, decision: entry.decision,
             reason: entry.reasonText, status: entry.status, bytesUp: entry.bytesUp,
-            bytesDown: entry.bytesDown, durationMs: entry.durationMs, tlsVersion: nil, tlsCipher: nil,
-            simulated: false)
+            bytesDown: entry.bytesDown, durationMs: entry.durationMs, tlsVersion: entry.tlsVersion,
+            tlsCipher: entry.tlsCipher, simulated: false, tlsSNI: entry.tlsSNI, tlsECH: entry.tlsECH,
+            clientTLSVersion: entry.clientTLSVersion, clientTLSCipher: entry.clientTLSCipher)
         let level: RelayLog.Level = entry.decision == .deny || entry.reason.isFailure ? .notice : .info
         logger.log(level, Self.line(entry, identity))
         // The row is handed over, not copied (a copy retains and releases each of its strings).

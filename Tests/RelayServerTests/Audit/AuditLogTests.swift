@@ -39,6 +39,7 @@ import Testing
             "reason": .text("allowed"), "status": .integer(200), "bytes_up": .integer(40), "bytes_down": .integer(400),
             "duration_ms": .integer(4), "tls_version": .text("TLSv1.3"), "tls_cipher": .text("TLS_AES_128_GCM_SHA256"),
             "simulated": .integer(1), "prev_hash": .text(AuditHashChain.genesis), "hash": .text(hash1),
+            "tls_sni": .null, "tls_ech": .null, "client_tls_version": .null, "client_tls_cipher": .null,
         ])
         let hash2 = chain.next(prevHashHex: hash1,
                                canonical: AuditCanonical.encode(seq: 2, ts: "2026-11-30T18:21:44.123456Z", minimal))
@@ -50,6 +51,7 @@ import Testing
             "bytes_up": .integer(0), "bytes_down": .integer(0), "duration_ms": .null,
             "tls_version": .null, "tls_cipher": .null, "simulated": .integer(0),
             "prev_hash": .text(hash1), "hash": .text(hash2),
+            "tls_sni": .null, "tls_ech": .null, "client_tls_version": .null, "client_tls_cipher": .null,
         ])
         log.close()
         #expect(AuditLog.verify(path: path) == .ok(records: 2))

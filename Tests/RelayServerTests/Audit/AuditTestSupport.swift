@@ -78,10 +78,10 @@ enum SQL {
         }
     }
 
-    static func exec(_ path: String, _ sql: String) throws {
+    static func exec(_ path: String, _ sql: String, create: Bool = false) throws {
         var db: OpaquePointer?
         defer { sqlite3_close_v2(db) }
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nil) == SQLITE_OK else {
             throw Failure(description: "open: \(String(cString: sqlite3_errmsg(db)))")
         }
         sqlite3_busy_timeout(db, 5_000)
