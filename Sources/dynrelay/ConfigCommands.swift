@@ -7,9 +7,13 @@ enum CheckConfigCommand {
     static func run(configPath: String) -> Never {
         let config = ConfigLoading.loadOrExit(configPath)
         let servers = config.rules.filter { $0.kind == .server }.count
-        let auth = config.auth.isRequired ? config.auth.schemes.map(\.rawValue).joined(separator: ",") : "none"
-        print("\(configPath): ok (\(config.listeners.count) listeners, \(config.forwards.count) forwards, "
+        let schemes = (config.auth.acceptsClientCertificate ? ["client-cert"] : []) + config.auth.schemes.map(\.rawValue)
+        let auth = schemes.isEmpty ? "none" : schemes.joined(separator: ",")
+        print("\(configPath): ok (\(config.listeners.count + config.tlsListeners.count) listeners, \(config.forwards.count) forwards, "
               + "\(servers) servers, \(config.rules.count - servers) denies, auth \(auth))")
+        for warning in config.warnings {
+            RelayLog.write(.warning, "\(warning)\n")
+        }
         // The daemon raises its soft limit to the hard one at start: judge against that.
         if let warning = DescriptorBudget.warning(config, loops: RelayServer.loopCount(config),
                                                   limit: DescriptorBudget.hardLimit) {

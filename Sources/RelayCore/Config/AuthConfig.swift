@@ -66,6 +66,15 @@ public struct AuthConfig: Sendable, Equatable {
         }
     }
 
+    /// `auth client-cert`: a client certificate verified on an HTTPS listener (one with
+    /// `client-ca=`) names the principal: its first SAN email address, else its subject CN.
+    /// It is tried before any `407` scheme; a client without one is asked for those.
+    public struct ClientCertificate: Sendable, Equatable {
+        /// Where `auth client-cert` was written.
+        public var location: SourceLocation
+        public init(location: SourceLocation) { self.location = location }
+    }
+
     /// `auth-helper SCHEME [children=N] [concurrency=M] COMMAND ARGS…`: credentials for that
     /// scheme come from a Squid-protocol helper instead of the built-in user store.
     public struct Helper: Sendable, Equatable {
@@ -111,6 +120,9 @@ public struct AuthConfig: Sendable, Equatable {
     public var digest: Digest?
     public var ntlm: NTLM?
     public var negotiate: Negotiate?
+    /// Not among `schemes`: a certificate is presented in the TLS handshake, never answered
+    /// to a `407` challenge.
+    public var clientCertificate: ClientCertificate?
     public var helpers: [Helper] = []
     public var lockout = Lockout()
     /// `user-key-file PATH`: the key that seals password-equivalent secrets in the user store.
@@ -121,7 +133,7 @@ public struct AuthConfig: Sendable, Equatable {
 
     public init() {}
 
-    /// The configured schemes, strongest first.
+    /// The `407` schemes configured, strongest first (`auth client-cert` is not one).
     public var schemes: [Scheme] {
         var result: [Scheme] = []
         if negotiate != nil { result.append(.negotiate) }
@@ -131,8 +143,11 @@ public struct AuthConfig: Sendable, Equatable {
         return result
     }
 
-    /// Whether requests must authenticate.
-    public var isRequired: Bool { !schemes.isEmpty }
+    /// Whether requests must authenticate (by a `407` scheme or a client certificate).
+    public var isRequired: Bool { !schemes.isEmpty || acceptsClientCertificate }
+
+    /// Whether a verified client certificate authenticates its connection (`auth client-cert`).
+    public var acceptsClientCertificate: Bool { clientCertificate != nil }
 
     /// The helper that serves `scheme`, if any.
     public func helper(for scheme: Scheme) -> Helper? {

@@ -1,7 +1,7 @@
 /// Parses the authentication directives into an `AuthConfig`:
 ///
 /// ```
-/// auth none | basic|digest|ntlm|negotiate [key=value …]
+/// auth none | client-cert | basic|digest|ntlm|negotiate [key=value …]
 /// auth-helper SCHEME [children=N] [concurrency=M] COMMAND [ARGS …]
 /// auth-lockout [failures=N] [source-failures=N] [window=D] [duration=D]
 /// auth-cache-ttl DURATION
@@ -21,9 +21,13 @@ struct AuthDirectiveParser {
         switch directive.text {
         case "auth":
             guard let schemeToken = args.first else {
-                throw ConfigError(location: here, message: "missing argument: expected 'auth none|basic|digest|ntlm|negotiate [key=value ...]'")
+                throw ConfigError(location: here, message: "missing argument: expected 'auth none|client-cert|basic|digest|ntlm|negotiate [key=value ...]'")
             }
             try once("auth \(schemeToken.text)", here)
+            if schemeToken.text == "client-cert", let extra = args.dropFirst().first {
+                let hint = extra.text.contains("=") ? "" : " (another scheme goes on its own line: 'auth \(extra.text)')"
+                throw ConfigError(location: at(extra), message: "'auth client-cert' takes no options\(hint)")
+            }
             let options = try Self.options(Array(args.dropFirst()), at: at)
             try parseScheme(schemeToken, options, here: here, at: at)
 
@@ -119,6 +123,10 @@ struct AuthDirectiveParser {
                 throw ConfigError(location: at(extra), message: "'auth none' takes no options")
             }
             config.explicitlyNone = true
+        case "client-cert":
+            // Checked against the listeners in the whole-config pass: only an HTTPS listener
+            // with client-ca= can receive a certificate.
+            config.clientCertificate = AuthConfig.ClientCertificate(location: here)
         case "basic":
             var basic = AuthConfig.Basic()
             for (key, value, option) in options {
@@ -176,7 +184,7 @@ struct AuthDirectiveParser {
             }
             config.negotiate = negotiate
         default:
-            throw ConfigError(location: at(token), message: "unknown auth scheme '\(token.text)' (expected none, basic, digest, ntlm or negotiate)")
+            throw ConfigError(location: at(token), message: "unknown auth scheme '\(token.text)' (expected none, client-cert, basic, digest, ntlm or negotiate)")
         }
     }
 

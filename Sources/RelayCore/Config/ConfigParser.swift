@@ -12,7 +12,7 @@ public enum ConfigParser {
     public static let maxIncludeDepth = 8
 
     /// Parses `text` read from `file`, follows includes, then checks the whole: forwards
-    /// must target registered servers, something must be served.
+    /// must target registered servers, something must be served, TLS versions are settled.
     public static func parse(text: String, file: String,
                              includeResolver: IncludeResolver) throws(ConfigError) -> RelayConfig {
         // The session keeps the resolver only for the duration of this call.
@@ -46,6 +46,7 @@ private struct ConfigParseSession {
     var timeouts = RelayTimeouts()
     var auditSync = AuditSync.normal
     var auth = AuthDirectiveParser()
+    var tls = TLSDirectiveParser()
     var listenerLocations: [SourceLocation] = []
     var firstSet: [String: SourceLocation] = [:]
     var sourceFiles: [String] = []
@@ -88,7 +89,15 @@ private struct ConfigParseSession {
         }
 
         switch directive.text {
+        case "listen" where args.count >= 2 && args[1].text == "tls":
+            let address = try listenAddress(args[0], at(args[0]))
+            try tls.addListener(address, options: args[2...], here: here, file: file, at: at)
+            try bind(address, here)
+
         case "listen":
+            if let option = TLSOptionParser.firstListenerOption(in: args.dropFirst()) {
+                throw ConfigError(location: at(option), message: "'\(option.text)' needs 'tls' after the address: expected '\(TLSOptionParser.listenerUsage)'")
+            }
             try expect(1, usage: "ADDR:PORT")
             let address = try listenAddress(args[0], at(args[0]))
             try bind(address, here)
@@ -97,7 +106,10 @@ private struct ConfigParseSession {
 
         case "server", "deny":
             let kind: DestinationRule.Kind = directive.text == "server" ? .server : .deny
-            try expect(1, usage: kind == .server ? "HOSTPAT:PORTS" : "HOSTPAT[:PORTS]")
+            // A server's further words are its TLS options; a deny takes none.
+            if kind == .deny || args.isEmpty {
+                try expect(1, usage: kind == .server ? "HOSTPAT:PORTS" : "HOSTPAT[:PORTS]")
+            }
             let location = at(args[0])
             guard let split = ConfigValueParser.splitHostPort(args[0].text) else {
                 throw ConfigError(location: location, message: "bad host pattern '\(args[0].text)' (IPv6 must be in brackets: [2001:db8::1]:443)")
@@ -116,7 +128,11 @@ private struct ConfigParseSession {
             } else if kind == .server {
                 throw ConfigError(location: location, message: "missing ports: expected 'server HOSTPAT:PORTS' (PORTS: 443, 8080-8089 or *)")
             }
-            rules.append(DestinationRule(kind: kind, host: host, ports: ports, location: here))
+            var rule = DestinationRule(kind: kind, host: host, ports: ports, location: here)
+            if kind == .server {
+                try tls.serverOptions(args.dropFirst(), into: &rule, index: rules.count, file: file, at: at)
+            }
+            rules.append(rule)
 
         case "forward":
             try expect(3, usage: "LISTEN_ADDR:PORT to HOST:PORT")
@@ -202,6 +218,9 @@ private struct ConfigParseSession {
 
         case let name where AuthDirectiveParser.directives.contains(name):
             try auth.parse(directive: directive, args: args, at: at)
+
+        case let name where TLSDirectiveParser.directives.contains(name):
+            try tls.parse(directive: directive, args: args, at: at)
 
         default:
             throw ConfigError(location: here, message: "unknown directive '\(directive.text)'")
@@ -307,18 +326,33 @@ private struct ConfigParseSession {
             }
         }
         let authConfig = try auth.finish(mainFile: mainFile)
-        for (address, location) in zip(listeners, listenerLocations)
-        where !address.host.isLoopback && !authConfig.isRequired && !authConfig.explicitlyNone {
-            // Default deny for people too: an open proxy on a routable address is never an accident we allow.
+        var resolvedRules = rules
+        let tlsConfig = tls.finish(rules: &resolvedRules)
+        if let clientCertificate = authConfig.clientCertificate, !tls.anyListenerAsksForClientCertificates {
+            throw ConfigError(location: clientCertificate.location, message: "auth client-cert: no 'listen ... tls' has client-ca=FILE, so nothing can present a certificate")
+        }
+        // Default deny for people too: an open proxy on a routable address is never an accident we allow.
+        let schemeOrNone = !authConfig.schemes.isEmpty || authConfig.explicitlyNone
+        for (address, location) in zip(listeners, listenerLocations) where !address.host.isLoopback && !schemeOrNone {
+            if authConfig.acceptsClientCertificate {
+                throw ConfigError(location: location, message: "listen \(address) is not loopback and no client certificate reaches a plain listener: configure an 'auth SCHEME' a 407 can ask for")
+            }
             throw ConfigError(location: location, message: "listen \(address) is not loopback: configure 'auth SCHEME', or say 'auth none' on purpose")
         }
-        if listeners.isEmpty && forwards.isEmpty {
+        for listener in tlsConfig.listeners where !listener.address.host.isLoopback && !schemeOrNone {
+            // A certificate authenticates only when the handshake cannot succeed without one.
+            if authConfig.acceptsClientCertificate && listener.tls.requireClientCertificate { continue }
+            throw ConfigError(location: listener.location, message: "listen \(listener.address) tls is not loopback: configure 'auth SCHEME' (or 'auth client-cert' with require-client-cert), or say 'auth none' on purpose")
+        }
+        if listeners.isEmpty && tlsConfig.listeners.isEmpty && forwards.isEmpty {
             throw ConfigError(location: SourceLocation(file: mainFile, line: 1, column: 1),
                               message: "no 'listen' and no 'forward': nothing to serve")
         }
         return RelayConfig(listeners: listeners, stateDir: stateDir ?? RelayConfig.defaultStateDir, loops: loops,
-                           rules: rules, forwards: forwards, limits: limits, timeouts: timeouts,
-                           auditSync: auditSync, auth: authConfig, sourceFiles: sourceFiles)
+                           rules: resolvedRules, forwards: forwards, limits: limits, timeouts: timeouts,
+                           auditSync: auditSync, auth: authConfig, sourceFiles: sourceFiles,
+                           tlsListeners: tlsConfig.listeners, tlsVersions: tlsConfig.versions,
+                           tlsInspection: tlsConfig.inspection, warnings: tlsConfig.warnings)
     }
 
     /// C0 controls other than tab, and DEL: invisible in an editor, and NUL would cut a

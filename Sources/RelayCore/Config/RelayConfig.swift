@@ -5,6 +5,8 @@ public struct RelayConfig: Sendable {
 
     /// HTTP proxy listeners, in config order.
     public var listeners: [ListenAddress]
+    /// HTTPS proxy listeners (`listen … tls`), in config order; no address is in both lists.
+    public var tlsListeners: [TLSListener]
     /// Where `audit.db` lives.
     public var stateDir: String
     /// Event loop count; nil means one per core.
@@ -25,13 +27,26 @@ public struct RelayConfig: Sendable {
     public var auth: AuthConfig
     /// Every file read, main file first, then includes in the order they were parsed.
     public var sourceFiles: [String]
+    /// `tls-versions` and the `GDEnable` toggles: what listeners and rules without their own
+    /// `tls-versions=` allow (already copied into them).
+    public var tlsVersions: TLSVersionSet
+    /// How tunnels' cleartext handshakes are inspected.
+    public var tlsInspection: TLSInspectionSettings
+    /// What the configuration allows but ops should hear about at every load, in file order.
+    public var warnings: [ConfigWarning]
 
     /// Creates a configuration; `registry` is built from `rules`.
     public init(listeners: [ListenAddress], stateDir: String = RelayConfig.defaultStateDir,
                 loops: Int? = nil, rules: [DestinationRule] = [], forwards: [ForwardDirective] = [],
                 limits: RelayLimits = RelayLimits(), timeouts: RelayTimeouts = RelayTimeouts(),
-                auditSync: AuditSync = .normal, auth: AuthConfig = AuthConfig(), sourceFiles: [String] = []) {
+                auditSync: AuditSync = .normal, auth: AuthConfig = AuthConfig(), sourceFiles: [String] = [],
+                tlsListeners: [TLSListener] = [], tlsVersions: TLSVersionSet = .default,
+                tlsInspection: TLSInspectionSettings = TLSInspectionSettings(), warnings: [ConfigWarning] = []) {
         self.listeners = listeners
+        self.tlsListeners = tlsListeners
+        self.tlsVersions = tlsVersions
+        self.tlsInspection = tlsInspection
+        self.warnings = warnings
         self.stateDir = stateDir
         self.loops = loops
         self.registry = Registry(rules: rules)

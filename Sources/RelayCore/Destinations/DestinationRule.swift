@@ -14,13 +14,21 @@ public struct DestinationRule: Sendable, Equatable {
     public var ports: PortRange
     /// Where the rule was written; `location.rule` names it in decisions and audit rows.
     public var location: SourceLocation
+    /// What a tunnel's end-to-end TLS may do (`sni=`, `tunnel-tls=`). Its `versions` (the
+    /// rule's `tls-versions=`, else the global set) also bound the relay's own TLS to the server.
+    public var tunnelTLS: TunnelTLSPolicy
+    /// How the relay speaks TLS to the server itself (`tls`, `ca=`, `verify=`).
+    public var upstreamTLS: UpstreamTLSPolicy
 
-    /// Creates a rule.
-    public init(kind: Kind, host: HostPattern, ports: PortRange, location: SourceLocation) {
+    /// Creates a rule; a `deny` rule keeps the default TLS policies.
+    public init(kind: Kind, host: HostPattern, ports: PortRange, location: SourceLocation,
+                tunnelTLS: TunnelTLSPolicy = TunnelTLSPolicy(), upstreamTLS: UpstreamTLSPolicy = UpstreamTLSPolicy()) {
         self.kind = kind
         self.host = host
         self.ports = ports
         self.location = location
+        self.tunnelTLS = tunnelTLS
+        self.upstreamTLS = upstreamTLS
     }
 
     /// The `file:line` that names this rule.

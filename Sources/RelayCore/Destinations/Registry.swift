@@ -7,12 +7,21 @@ public struct Registry: Sendable {
     public let rules: [DestinationRule]
     private let denyRules: [DestinationRule]
     private let serverRules: [DestinationRule]
+    private let rulesByName: [String: DestinationRule]
 
     /// Builds a registry; order among servers matters only for which rule is named.
     public init(rules: [DestinationRule]) {
         self.rules = rules
         denyRules = rules.filter { $0.kind == .deny }
         serverRules = rules.filter { $0.kind == .server }
+        // One directive per line, so a `file:line` names one rule.
+        rulesByName = Dictionary(rules.map { ($0.rule, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The rule a decision names (`Decision.allow(rule:)`), for its TLS policies; nil for a
+    /// name no rule of this registry has (a decision made before a reload).
+    public func rule(named name: String) -> DestinationRule? {
+        rulesByName[name]
     }
 
     /// Before resolution (contract section Decisions). An IPv6 literal that carries an IPv4

@@ -29,6 +29,9 @@ struct ConfigFuzzTests {
         "app.example:443", ".corp.example:1-9", "10.0.0.0/8:22", "[2001:db8::/32]:443", "0x7f000001:1",
         "32k", "1MiB", "500ms", "1h", "#", "\t", " ", "\n", "\r\n", ":", "[", "]", "/", "-", ".", "%", "@",
         "é", "\u{0}", "65536", "0", "a.conf", "*.conf", "b.conf", "../c/a.conf",
+        "tls", "cert=c.pem", "key=k.pem", "client-ca=ca.pem", "require-client-cert", "tls-versions", "tls-versions=1.1,1.3",
+        "GDEnableTLS1.1", "GDEnableTLS1.2", "sni=any", "verify=off", "tunnel-tls=required", "tls-inspect-timeout",
+        "tls-inspect-on-overflow", "pass", "auth", "client-cert", "basic", "=",
     ]
 
     static let files = [
