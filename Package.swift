@@ -5,7 +5,8 @@ import PackageDescription
 //   dynrelay     → RelayServer, RelayCore
 //   RelayServer  → RelayIO, RelayCore, CSQLite, CSystemd, CGSSAPI
 //   RelayClient  → RelayIO, RelayCore
-//   RelayIO      → CRelayShims   (event loops, sockets, splice, child processes; no HTTP, no auth)
+//   RelayIO      → CRelayShims, COpenSSL   (event loops, sockets, splice, TLS streams, child processes;
+//                                           no HTTP, no auth)
 //   RelayCore    → COpenSSL      (pure logic: parsing, auth state machines, policy, audit model)
 let package = Package(
     name: "dynrelay",
@@ -25,7 +26,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CRelayShims"),
         .target(name: "RelayCore", dependencies: ["COpenSSL"]),
-        .target(name: "RelayIO", dependencies: ["CRelayShims"]),
+        .target(name: "RelayIO", dependencies: ["CRelayShims", "COpenSSL"]),
         .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO"]),
         .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "CGSSAPI"]),
         .executableTarget(name: "dynrelay", dependencies: ["RelayServer", "RelayCore", "RelayIO"]),
