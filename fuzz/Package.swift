@@ -19,6 +19,7 @@ let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
     ("FuzzConnectHandshake", [.product(name: "RelayClient", package: "dynrelay")]),
     ("FuzzProxySession", []),
     ("FuzzHelperReply", []),
+    ("FuzzTLSHandshake", []),
 ]
 
 let package = Package(

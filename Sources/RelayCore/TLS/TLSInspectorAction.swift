@@ -11,6 +11,7 @@ public enum TLSInspectorAction: Equatable, Sendable {
     /// and relay the tunnel raw (splice) from now on, without calling the inspector again.
     case finished
     /// End the tunnel: write `alert` to the client when there is one, then close both sides.
-    /// Nothing held is forwarded.
+    /// Nothing still held is forwarded (bytes an earlier action in the same answer forwarded
+    /// had been judged: an accepted ClientHello before a refused ServerHello).
     case refuse(ReasonCode, detail: String, alert: [UInt8]?)
 }

@@ -84,9 +84,9 @@ struct TLSRecordStream: Sendable {
                                     body: partialMessage[(start + 4)..<(start + 4 + length)]))
             start += 4 + length
         }
-        let complete = messages.map { Message(type: $0.type, body: ArraySlice(Array($0.body))) }
+        // The bodies keep the bytes they slice alive; removing them here copies, never changes them.
         partialMessage.removeFirst(start)
-        return complete
+        return messages
     }
 
     /// Takes the held bytes up to `end` (a record's end) for forwarding.
