@@ -1,0 +1,28 @@
+/// 16 KiB buffers (one TLS record's worth of cleartext) lent to TLS relays, one per
+/// direction, and kept for the next relay instead of freed: a loop runs many short relays.
+/// Loop-confined, one per loop. At most `keep` idle buffers stay.
+public final class RelayBufferPool {
+    public static let bufferSize = 16 * 1024
+    private var idle: [UnsafeMutableRawBufferPointer] = []
+    private let keep: Int
+    /// Buffers lent and not yet given back.
+    public private(set) var lent = 0
+
+    public init(keep: Int = 64) {
+        self.keep = keep
+    }
+
+    deinit {
+        for buffer in idle { buffer.deallocate() }
+    }
+
+    func take() -> UnsafeMutableRawBufferPointer {
+        lent += 1
+        return idle.popLast() ?? UnsafeMutableRawBufferPointer.allocate(byteCount: Self.bufferSize, alignment: 16)
+    }
+
+    func give(_ buffer: UnsafeMutableRawBufferPointer) {
+        lent -= 1
+        if idle.count < keep { idle.append(buffer) } else { buffer.deallocate() }
+    }
+}
