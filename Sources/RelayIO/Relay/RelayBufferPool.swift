@@ -2,12 +2,14 @@
 /// direction, and kept for the next relay instead of freed: a loop runs many short relays.
 /// Loop-confined, one per loop. At most `keep` idle buffers stay.
 public final class RelayBufferPool {
+    /// The size of each buffer: one TLS record's cleartext at most.
     public static let bufferSize = 16 * 1024
     private var idle: [UnsafeMutableRawBufferPointer] = []
     private let keep: Int
     /// Buffers lent and not yet given back.
     public private(set) var lent = 0
 
+    /// A pool keeping at most `keep` idle buffers.
     public init(keep: Int = 64) {
         self.keep = keep
     }

@@ -7,6 +7,7 @@ public enum TLSRelaySide {
     case plain(Int32)
     case tls(TLSConnection)
 
+    /// The socket of this side.
     public var fd: Int32 {
         switch self {
         case .plain(let fd): fd
