@@ -13,12 +13,15 @@ public final class TLSConnection {
     /// Which side this end takes.
     public enum Role: Sendable, Equatable {
         case server
-        /// `host` is sent as SNI (unless an IP literal) and checked against the certificate
-        /// (as a name or an address); `port` completes the session cache key.
+        /// `host` (a name, or an address without brackets) is sent as SNI unless it is an
+        /// address, and checked against the certificate as a name or an address; `port`
+        /// completes the session cache key.
         case client(host: String, port: UInt16)
     }
 
+    /// The socket under the stream; its owner closes it.
     public let fd: Int32
+    /// The side this end takes.
     public let role: Role
     private let context: TLSContext
     private let hooks: TLSConnectionHooks

@@ -19,6 +19,7 @@ public final class TLSContext: @unchecked Sendable {  // immutable after build; 
     }
 
     let handle: OpaquePointer
+    /// The side its connections take.
     public let role: Role
     /// The versions allowed.
     public let protocols: TLSProtocols

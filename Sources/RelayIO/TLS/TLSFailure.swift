@@ -23,14 +23,17 @@ public struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case other
     }
 
+    /// What kind of failure, for the reason code.
     public let kind: Kind
     /// Readable detail: the verify result, the alert, OpenSSL's error stack.
     public let detail: String
 
+    /// A failure of `kind`, explained by `detail`.
     public init(_ kind: Kind, detail: String) {
         self.kind = kind
         self.detail = detail
     }
 
+    /// "certificateExpired: certificate verify: certificate has expired; …".
     public var description: String { "\(kind): \(detail)" }
 }

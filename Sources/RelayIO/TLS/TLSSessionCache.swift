@@ -19,9 +19,11 @@ public final class TLSSessionCache: Sendable {
         var order: [String] = []
     }
 
+    /// Upstreams kept at most.
     public let capacity: Int
     private let state = Mutex(State())
 
+    /// An empty cache for up to `capacity` upstreams.
     public init(capacity: Int) {
         precondition(capacity > 0, "a session cache holds at least one session")
         self.capacity = capacity

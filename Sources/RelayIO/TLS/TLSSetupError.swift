@@ -13,6 +13,7 @@ public struct TLSSetupError: Error, Sendable, Equatable, CustomStringConvertible
         case openSSL
     }
 
+    /// What failed.
     public let kind: Kind
     /// The file concerned, when one is.
     public let file: String?

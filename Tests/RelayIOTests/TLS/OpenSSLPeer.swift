@@ -9,15 +9,16 @@ final class OpenSSLPeer: @unchecked Sendable {  // used from the test thread onl
     private let input = Pipe()
     private let outputPath: String
 
-    private init(_ arguments: [String]) throws {
+    private init(_ arguments: [String], inputFile: String? = nil) throws {
         outputPath = TLSTestCertificates.shared.path("peer-\(UInt64.random(in: 0...UInt64.max)).log")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.arguments = arguments
-        process.standardInput = input
-        let output = FileHandle(forWritingAtPath: outputPath)!
-        process.standardOutput = output
-        process.standardError = output
+        process.standardInput = inputFile.flatMap { FileHandle(forReadingAtPath: $0) } ?? input
+        _ = FileManager.default.createFile(atPath: outputPath + ".err", contents: nil)
+        // Apart, so that what it prints of the stream stays byte-exact.
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)!
+        process.standardError = FileHandle(forWritingAtPath: outputPath + ".err")!
         try process.run()
     }
 
@@ -38,13 +39,21 @@ final class OpenSSLPeer: @unchecked Sendable {  // used from the test thread onl
         return (peer, port)
     }
 
-    /// `openssl s_client` to 127.0.0.1:`port`.
-    static func client(port: UInt16, _ arguments: [String]) throws -> OpenSSLPeer {
-        try OpenSSLPeer(["s_client", "-connect", "127.0.0.1:\(port)"] + arguments)
+    /// `openssl s_client` to 127.0.0.1:`port`; `inputFile` is what it sends instead of
+    /// what the test writes (it ends the stream at the file's end).
+    static func client(port: UInt16, _ arguments: [String], inputFile: String? = nil) throws -> OpenSSLPeer {
+        try OpenSSLPeer(["s_client", "-connect", "127.0.0.1:\(port)"] + arguments, inputFile: inputFile)
     }
 
+    /// What it printed, stdout then stderr, as text.
     var output: String {
-        (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        ((try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+            + ((try? String(contentsOfFile: outputPath + ".err", encoding: .utf8)) ?? "")
+    }
+
+    /// Everything it printed on stdout, as bytes.
+    var outputBytes: [UInt8] {
+        FileManager.default.contents(atPath: outputPath).map { [UInt8]($0) } ?? []
     }
 
     func send(_ text: String) {

@@ -1,0 +1,227 @@
+import Glibc
+
+/// Relay between two connected sides of which one or both speak TLS (`TLSRelaySide`):
+/// cleartext is copied in userspace through two pooled 16 KiB buffers, one per direction
+/// (splice cannot see inside TLS, and this kernel offers no kernel TLS). The contract is
+/// `SplicePump`'s: full duplex; half-close (one side's end of stream, close_notify or FIN,
+/// is passed on as the other side's write shutdown, close_notify then FIN for TLS, while
+/// the other direction keeps flowing); backpressure (a direction whose receiver is full
+/// reads nothing more until it drains, so at most one buffer is in flight each way);
+/// bounded rounds per event; byte counts each way; one completion with a `SpliceResult`.
+///
+/// Unlike `SplicePump` a failure on either side (a reset, a TLS error) ends the relay at
+/// once with both sides reset: a TLS stream cut mid-record has no "deliver the rest" to
+/// offer.
+///
+/// A TLS read may need the socket writable and a write readable (OpenSSL flushing or
+/// reading a record of its own), so each direction records what it waits for on which
+/// side, and the registrations watch exactly that. OpenSSL may hold decrypted bytes the
+/// socket no longer signals: a pass that stops on its round budget runs again before the
+/// loop waits.
+///
+/// Loop-confined: made anywhere, then touched only on `loop`'s thread.
+public final class TLSRelayPump {
+    /// Rounds (a read or a write) per direction per pass before yielding to the loop.
+    private static let roundsPerPass = 32
+
+    private final class Direction {
+        let from: TLSRelaySide
+        let to: TLSRelaySide
+        let fromIsA: Bool
+        var buffer: UnsafeMutableRawBufferPointer?
+        var start = 0
+        var end = 0
+        var bytes: UInt64 = 0
+        var finished = false
+        /// What the last step waited for: the descriptor (of `from` or `to`) and how.
+        var waiting: (fd: Int32, on: TLSRelaySide.Wait)?
+        var stalledSince: UInt64?
+
+        init(from: TLSRelaySide, to: TLSRelaySide, fromIsA: Bool) {
+            self.from = from
+            self.to = to
+            self.fromIsA = fromIsA
+        }
+    }
+
+    private enum Phase {
+        case ready
+        case relaying(IORegistration, IORegistration, (SpliceResult) -> Void)
+        case ended
+    }
+
+    private let a: TLSRelaySide
+    private let b: TLSRelaySide
+    private let loop: EventLoop
+    private let buffers: RelayBufferPool
+    private let aToB: Direction
+    private let bToA: Direction
+    private var phase = Phase.ready
+    private var passScheduled = false
+    /// Monotonic nanoseconds of the last pass that moved bytes (for idle sweeps).
+    public private(set) var lastActivity: UInt64
+
+    /// Takes ownership of both sides (their descriptors and TLS state).
+    public init(a: TLSRelaySide, b: TLSRelaySide, loop: EventLoop, buffers: RelayBufferPool) {
+        self.a = a
+        self.b = b
+        self.loop = loop
+        self.buffers = buffers
+        aToB = Direction(from: a, to: b, fromIsA: true)
+        bToA = Direction(from: b, to: a, fromIsA: false)
+        lastActivity = monotonicNanos()
+    }
+
+    /// Cleartext bytes written to B so far.
+    public var bytesAtoB: UInt64 { aToB.bytes }
+    /// Cleartext bytes written to A so far.
+    public var bytesBtoA: UInt64 { bToA.bytes }
+
+    /// Since when a direction's receiver has taken none of its waiting bytes (the earlier
+    /// of the two), nil while bytes move.
+    public var stalledSince: UInt64? {
+        [aToB.stalledSince, bToA.stalledSince].compactMap { $0 }.min()
+    }
+
+    /// Starts relaying; call on the loop, once. `completion` runs once, on the loop, after
+    /// both sides are closed.
+    public func start(completion: @escaping (SpliceResult) -> Void) {
+        loop.preconditionInLoop()
+        guard case .ready = phase else { preconditionFailure("a TLS relay starts once, before it is aborted") }
+        aToB.buffer = buffers.take()
+        bToA.buffer = buffers.take()
+        let registrationA = loop.register(a.fd)
+        let registrationB = loop.register(b.fd)
+        for registration in [registrationA, registrationB] {
+            registration.onReadable = { [unowned self] in pass() }
+            registration.onWritable = { [unowned self] in pass() }
+        }
+        phase = .relaying(registrationA, registrationB, completion)
+        pass()
+    }
+
+    /// Ends the relay now: both sides reset, completion with `.aborted`. Call on the loop.
+    public func abort() {
+        loop.preconditionInLoop()
+        if case .ready = phase {
+            a.close()
+            b.close()
+            phase = .ended
+            return
+        }
+        end(.aborted)
+    }
+
+    private var isRelaying: Bool {
+        if case .relaying = phase { true } else { false }
+    }
+
+    /// Moves what both directions can move now, then watches what they wait for.
+    private func pass() {
+        passScheduled = false
+        guard isRelaying else { return }
+        let budgetSpent = [aToB, bToA].map(run).contains(true)
+        guard isRelaying else { return }
+        if budgetSpent && !passScheduled {
+            passScheduled = true
+            loop.beforeNextWait { [weak self] in self?.pass() }
+        }
+        updateInterest()
+    }
+
+    /// Steps `direction` until it waits, finishes or spends its budget; true when the budget
+    /// ran out with work possibly left.
+    private func run(_ direction: Direction) -> Bool {
+        direction.waiting = nil
+        for _ in 0..<Self.roundsPerPass {
+            guard isRelaying, !direction.finished, step(direction) else { return false }
+            lastActivity = monotonicNanos()
+        }
+        return true
+    }
+
+    /// One read or one write; true when it moved bytes or ended the stream.
+    private func step(_ direction: Direction) -> Bool {
+        guard let buffer = direction.buffer else { return false }
+        if direction.start < direction.end {
+            let pending = UnsafeRawBufferPointer(rebasing: buffer[direction.start..<direction.end])
+            switch direction.to.write(pending) {
+            case .moved(let count):
+                direction.start += count
+                direction.bytes += UInt64(count)
+                direction.stalledSince = nil
+                if direction.start == direction.end { direction.start = 0; direction.end = 0 }
+                return true
+            case .wait(let wait):
+                direction.waiting = (direction.to.fd, wait)
+                if direction.stalledSince == nil { direction.stalledSince = monotonicNanos() }
+                return false
+            case .ended:
+                return false
+            case .failed(let code, _):
+                end(direction.fromIsA ? .resetByB : .resetByA, cause: code)
+                return false
+            }
+        }
+        switch direction.from.read(into: buffer) {
+        case .moved(let count):
+            direction.end = count
+            return true
+        case .wait(let wait):
+            direction.waiting = (direction.from.fd, wait)
+            return false
+        case .ended:
+            finish(direction)
+            return true
+        case .failed(let code, _):
+            end(direction.fromIsA ? .resetByA : .resetByB, cause: code)
+            return false
+        }
+    }
+
+    /// `direction` delivered everything up to its sender's end: pass the end on.
+    private func finish(_ direction: Direction) {
+        direction.finished = true
+        direction.to.shutdownWrite()
+        if aToB.finished && bToA.finished { end(.bothClosed) }
+    }
+
+    private func updateInterest() {
+        guard case .relaying(let registrationA, let registrationB, _) = phase else { return }
+        for registration in [registrationA, registrationB] {
+            var read = false
+            var write = false
+            for direction in [aToB, bToA] {
+                guard let waiting = direction.waiting, waiting.fd == registration.fd else { continue }
+                switch waiting.on {
+                case .readable: read = true
+                case .writable: write = true
+                }
+            }
+            registration.setInterest(read: read, write: write)
+        }
+    }
+
+    private func end(_ end: SpliceResult.End, cause: Int32 = 0) {
+        guard case .relaying(let registrationA, let registrationB, let completion) = phase else { return }
+        phase = .ended
+        registrationA.deregister(fdClosing: true)
+        registrationB.deregister(fdClosing: true)
+        if end != .bothClosed {
+            SocketOptions.setLinger0(a.fd)
+            SocketOptions.setLinger0(b.fd)
+        }
+        a.close()
+        b.close()
+        for direction in [aToB, bToA] {
+            if let buffer = direction.buffer { buffers.give(buffer) }
+            direction.buffer = nil
+            direction.finished = true
+        }
+        let result: SpliceResult.End = switch end {
+        case .resetByA, .resetByB: cause == ECONNRESET || cause == EPIPE ? end : .error(IOError("TLS relay", errno: cause))
+        default: end
+        }
+        completion(SpliceResult(bytesAtoB: aToB.bytes, bytesBtoA: bToA.bytes, end: result))
+    }
+}
