@@ -48,8 +48,10 @@ public final class RelayServer: Sendable {
         let tunnelQuota = TunnelQuota(limit: config.limits.maxTunnelsPerPrincipal)
         self.tunnelQuota = tunnelQuota
         let localHost = LocalHost()
-        let shared = ServerShared(settings: try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
-                                                                     tunnelQuota: tunnelQuota, localHost: localHost),
+        let settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
+                                                tunnelQuota: tunnelQuota, localHost: localHost, previous: nil)
+        Self.logWarnings(config, settings, logger: logger)
+        let shared = ServerShared(settings: settings,
                                   resolver: Resolver(),
                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger,
                                   localHost: localHost)
@@ -77,7 +79,10 @@ public final class RelayServer: Sendable {
     /// The settings `config` gives new connections. `tunnelQuota` and `localHost` are the
     /// server's own and outlive reloads (a reload sets the quota's limit once it holds).
     static func runtimeSettings(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog,
-                                tunnelQuota: TunnelQuota, localHost: LocalHost) throws -> RuntimeSettings {
+                                tunnelQuota: TunnelQuota, localHost: LocalHost,
+                                previous: RuntimeSettings?) throws -> RuntimeSettings {
+        // TLS first: a certificate that cannot be read refuses the load before anything starts.
+        let tls = try TLSContexts.build(config, previous: previous?.tls)
         let pseudonyms = try NamePseudonyms(stateDir: config.stateDir, create: true)
         let authenticator = try AuthSetup.make(config, helperLoop: helperLoop, logger: logger)
         var credentialsVersion: (@Sendable () -> UInt64)?
@@ -93,7 +98,18 @@ public final class RelayServer: Sendable {
             localHost: localHost)
         session.unknownNamePseudonym = { pseudonyms.pseudonym($0) }
         return RuntimeSettings(session: session, limits: config.limits, timeouts: config.timeouts,
-                               authenticator: authenticator)
+                               authenticator: authenticator, tlsInspection: config.tlsInspection, tls: tls)
+    }
+
+    /// What a load should tell ops without refusing it: `verify=off` rules, certificates
+    /// about to expire.
+    private static func logWarnings(_ config: RelayConfig, _ settings: RuntimeSettings, logger: RelayLog) {
+        for warning in config.warnings {
+            logger.log(.warning, "\(warning)")
+        }
+        for warning in settings.tls.warnings {
+            logger.log(.warning, "warning: \(warning)")
+        }
     }
 
     /// The addresses actually bound (ephemeral ports resolved), proxy listeners first.
@@ -224,12 +240,14 @@ public final class RelayServer: Sendable {
             let settings: RuntimeSettings
             do {
                 settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
-                                                    tunnelQuota: tunnelQuota, localHost: shared.localHost)
+                                                    tunnelQuota: tunnelQuota, localHost: shared.localHost,
+                                                    previous: shared.settings)
             } catch {
                 listeners.abandon(change)
                 throw error
             }
             // Nothing below can fail: the reload takes effect whole.
+            Self.logWarnings(config, settings, logger: logger)
             tunnelQuota.setLimit(config.limits.maxTunnelsPerPrincipal)
             shared.replaceSettings(settings)
             listeners.commit(change)

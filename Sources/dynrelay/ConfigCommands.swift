@@ -6,6 +6,12 @@ import RelayServer
 enum CheckConfigCommand {
     static func run(configPath: String) -> Never {
         let config = ConfigLoading.loadOrExit(configPath)
+        let tlsWarnings: [String]
+        do {
+            tlsWarnings = try TLSConfigCheck.check(config)
+        } catch {
+            DynrelayCommand.fail("\(configPath): \(error)", .failure)
+        }
         let servers = config.rules.filter { $0.kind == .server }.count
         let schemes = (config.auth.acceptsClientCertificate ? ["client-cert"] : []) + config.auth.schemes.map(\.rawValue)
         let auth = schemes.isEmpty ? "none" : schemes.joined(separator: ",")
@@ -13,6 +19,9 @@ enum CheckConfigCommand {
               + "\(servers) servers, \(config.rules.count - servers) denies, auth \(auth))")
         for warning in config.warnings {
             RelayLog.write(.warning, "\(warning)\n")
+        }
+        for warning in tlsWarnings {
+            RelayLog.write(.warning, "\(configPath): warning: \(warning)\n")
         }
         // The daemon raises its soft limit to the hard one at start: judge against that.
         if let warning = DescriptorBudget.warning(config, loops: RelayServer.loopCount(config),

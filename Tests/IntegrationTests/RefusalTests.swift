@@ -70,12 +70,12 @@ extension IntegrationSuite {
             #expect(echo.connections == 0, "the guard applies before connecting")
         }
 
-        @Test("https absolute-form: 501; origin-form to the proxy: 400 not-a-proxy-request")
+        @Test("ftp absolute-form: 501; origin-form to the proxy: 400 not-a-proxy-request")
         func notProxyable() throws {
             let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:443"]))
             defer { relay.stop() }
-            let (https, _) = try ProxyClient.exchange(relayPort: relay.proxyPort, "GET https://127.0.0.1:443/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            Expect.refusal(https, status: 501, reason: "unsupported-scheme")
+            let (ftp, _) = try ProxyClient.exchange(relayPort: relay.proxyPort, "GET ftp://127.0.0.1:443/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            Expect.refusal(ftp, status: 501, reason: "unsupported-scheme")
             let (origin, _) = try ProxyClient.exchange(relayPort: relay.proxyPort, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             Expect.refusal(origin, status: 400, reason: "not-a-proxy-request")
             Expect.refusedRow(relay, reason: "not-a-proxy-request", status: 400)

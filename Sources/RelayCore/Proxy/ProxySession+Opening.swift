@@ -32,7 +32,7 @@ extension ProxySession {
                                     into actions: inout [ProxySessionAction]) {
         if let address = opening.connectingTo {
             upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "",
-                                    address: address, principal: request.principal)
+                                    address: address, principal: request.principal, tls: request.upstreamTLS)
         }
         openingOutcome(.connected, request: request, opening: opening, now: now, into: &actions)
     }
@@ -127,7 +127,8 @@ extension ProxySession {
             state = .tunnelled
             upstream = nil
             let context = TunnelContext(target: request.target, resolved: request.resolved ?? "",
-                                        rule: request.rule, startedAt: request.startedAt, principal: request.principal)
+                                        rule: request.rule, startedAt: request.startedAt, principal: request.principal,
+                                        host: request.host)
             actions.append(.startTunnel(context, established: ProxyResponses.connectEstablished(proxyAuthenticate: request.mutualAuth),
                                         clientLeftover: clientBuffer))
             clientBuffer = []

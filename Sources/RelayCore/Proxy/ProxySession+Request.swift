@@ -14,6 +14,8 @@ extension ProxySession {
         var port: UInt16
         var target: String
         var startedAt: UInt64
+        /// An `https://` request: the relay speaks TLS to its upstream.
+        var httpsScheme = false
     }
 
     /// A request that passed parsing, authentication and the registry, on its way to an upstream.
@@ -31,6 +33,8 @@ extension ProxySession {
         var principal: AuthPrincipal?
         /// Negotiate's mutual-authentication token, returned on the `200` of a CONNECT.
         var mutualAuth: String?
+        /// The relay speaks TLS to the upstream (an `https://` request, or a rule marked `tls`).
+        var upstreamTLS = false
 
         /// A TRACE or OPTIONS whose hop count is used up: its final recipient is the relay.
         var isAnsweredByRelay: Bool {

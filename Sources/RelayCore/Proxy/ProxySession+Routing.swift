@@ -38,6 +38,7 @@ extension ProxySession {
         let kind: Kind
         let rawHost: RawHost
         let port: UInt16
+        var httpsScheme = false
         switch parsedTarget {
         case .authority(let host, let authorityPort) where head.method == "CONNECT":
             // A CONNECT body has no defined meaning: are those bytes a body or tunnel payload?
@@ -51,9 +52,10 @@ extension ProxySession {
             rawHost = host
             port = authorityPort
         case .absolute(let scheme, let host, let absolutePort, let pathAndQuery) where head.method != "CONNECT":
-            guard scheme == "http" else {
+            guard scheme == "http" || scheme == "https" else {
                 return refuseUnrouted(.unsupportedScheme, target: nil, rule: nil, now: now, into: &actions)
             }
+            httpsScheme = scheme == "https"
             let framing: BodyFraming
             switch MessageFraming.request(head) {
             case .success(let value): framing = value
@@ -84,8 +86,9 @@ extension ProxySession {
             let target = rawHost.bracketed ? "[\(rawHost.text)]:\(port)" : "\(rawHost.text):\(port)"
             return refuseUnrouted(error.reason, target: target, rule: nil, now: now, into: &actions)
         }
-        let pending = PendingRequest(head: head, kind: kind, host: host, port: port, target: Endpoint.text(host, port),
+        var pending = PendingRequest(head: head, kind: kind, host: host, port: port, target: Endpoint.text(host, port),
                                      startedAt: now)
+        pending.httpsScheme = httpsScheme
         guard settings.requiresAuth else {
             return decide(pending, principal: nil, mutualAuth: nil, now: now, into: &actions)
         }
@@ -117,6 +120,9 @@ extension ProxySession {
                               resolved: nil, startedAt: pending.startedAt)
         request.principal = principal
         request.mutualAuth = mutualAuth
+        if case .forward = kind {
+            request.upstreamTLS = pending.httpsScheme || settings.registry.rule(named: rule)?.upstreamTLS.always == true
+        }
 
         if request.isAnsweredByRelay {
             // Checked like any forwarded request, and recorded the same way, but its final
@@ -127,6 +133,7 @@ extension ProxySession {
         if let link = upstream {
             // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
             if case .forward = kind, link.host == host && link.port == port, link.principal == principal,
+               link.tls == request.upstreamTLS,
                let address = link.address,
                settings.registry.checkAll([address], port: port, allowRule: rule, localHost: settings.localHost).refusal == nil {
                 var reused = request

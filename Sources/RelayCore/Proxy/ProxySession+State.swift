@@ -26,5 +26,7 @@ extension ProxySession {
         /// Whom it was opened for: an origin may have authenticated the connection itself
         /// (NTLM to IIS), so another principal on this client connection gets a fresh one.
         var principal: AuthPrincipal?
+        /// The relay speaks TLS on it: only a request that wants TLS reuses it, and only such.
+        var tls: Bool
     }
 }

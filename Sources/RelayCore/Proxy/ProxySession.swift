@@ -99,6 +99,16 @@ public struct ProxySession {
         }
     }
 
+    /// The upstream connect under way must be followed by the relay's own TLS handshake to
+    /// this host (its SNI when a name, and the name or address the certificate must carry)
+    /// under this rule's upstream TLS policy: the driver asks when the session says
+    /// `.connect`, and reports a failed handshake as `.upstreamConnectFailed` with its
+    /// reason. nil for a plain connection.
+    public var upstreamTLSServer: (host: Host, rule: String)? {
+        guard case .opening(let request, _) = state, request.upstreamTLS else { return nil }
+        return (request.host, request.rule)
+    }
+
     /// True once the connection has nothing more to do: closed, handed off as a tunnel, or
     /// closed with only its audit row owed (the open row's commit answer settles it).
     public var isFinished: Bool {

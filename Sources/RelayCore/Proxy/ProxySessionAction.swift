@@ -113,8 +113,13 @@ public struct TunnelContext: Equatable, Sendable {
     public var startedAt: UInt64
     /// Who the tunnel runs for; nil without proxy authentication.
     public var principal: AuthPrincipal?
+    /// The host the tunnel was opened to, normalised (what a ClientHello's server name must
+    /// match); nil where none was named.
+    public var host: Host?
 
-    public init(target: String, resolved: String, rule: String, startedAt: UInt64, principal: AuthPrincipal? = nil) {
+    public init(target: String, resolved: String, rule: String, startedAt: UInt64, principal: AuthPrincipal? = nil,
+                host: Host? = nil) {
+        self.host = host
         self.target = target
         self.resolved = resolved
         self.rule = rule

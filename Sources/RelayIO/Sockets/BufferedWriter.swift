@@ -1,8 +1,8 @@
-/// Queued writes to one `StreamSocket` with backpressure: callers check `pendingBytes`
+/// Queued writes to one `RelayStream` with backpressure: callers check `pendingBytes`
 /// against their high-water mark and stop reading the other side above it.
 /// Loop-confined: touched only on the socket's loop.
 public final class BufferedWriter {
-    private let socket: StreamSocket
+    private let socket: any RelayStream
     private var chunks: [[UInt8]] = []
     private var firstChunk = 0
     private var offsetInFirst = 0
@@ -18,7 +18,7 @@ public final class BufferedWriter {
     public var onError: ((IOError) -> Void)?
 
     /// Writes to `socket`, on its loop.
-    public init(socket: StreamSocket) {
+    public init(socket: any RelayStream) {
         self.socket = socket
     }
 

@@ -381,7 +381,8 @@ final class ClientConnection: IdleTracked {
         // The connection count moves with the sockets: the relay releases it when it ends.
         TunnelRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD, clientLeftover: leftover,
                     toClientFirst: toClientFirst, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity,
-                    quotaPlace: session.takeTunnelQuotaPlace()).start()
+                    quotaPlace: session.takeTunnelQuotaPlace(),
+                    inspector: context.shared.settings.tunnelInspector(rule: tunnel.rule, host: tunnel.host)).start()
     }
 
     private func closeUpstream() {

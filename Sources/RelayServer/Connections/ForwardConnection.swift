@@ -236,11 +236,13 @@ final class ForwardConnection: IdleTracked {
     private func startRelay(upstream: Int32) {
         state = .done
         context.untrack(self)
-        let tunnel = TunnelContext(target: target, resolved: resolved ?? "", rule: rule ?? "", startedAt: startedAt)
+        let tunnel = TunnelContext(target: target, resolved: resolved ?? "", rule: rule ?? "", startedAt: startedAt,
+                                   host: forward.host)
         // The client's first bytes most likely arrived while the upstream connected.
         TunnelRelay(context: context, clientFD: fd, upstreamFD: upstream, clientLeftover: [],
                     toClientFirst: [], tunnel: tunnel, closeEvent: .forwardClose, identity: identity,
-                    tuneSockets: true, readClientFirst: true).start()
+                    tuneSockets: true, readClientFirst: true,
+                    inspector: settings.tunnelInspector(rule: tunnel.rule, host: tunnel.host)).start()
     }
 
     /// A refused address: the rows name it, and the rule that refused it.

@@ -11,6 +11,10 @@ struct RuntimeSettings: Sendable {
     var timeouts: RelayTimeouts
     /// Proxy authentication; nil when the config says no scheme.
     var authenticator: ProxyAuthenticator?
+    /// Tunnel TLS inspection's deadline and what overflow and timeout do.
+    var tlsInspection: TLSInspectionSettings
+    /// The configuration's TLS contexts.
+    var tls: TLSContexts
 }
 
 /// What every loop shares: resolver, audit, log, the current settings and the connection count.

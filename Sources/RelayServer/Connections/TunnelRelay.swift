@@ -7,11 +7,21 @@ import RelayIO
 /// Loop-confined: touched only on its loop's thread, so not `Sendable`; everything it
 /// hears comes from its pump on that loop.
 final class TunnelRelay: IdleTracked {
+    /// Where the tunnel is: its first round trip read by a `TunnelInspection`, then spliced.
+    private enum Phase {
+        case inspecting(TunnelInspection)
+        case splicing(SplicePump)
+        case ended
+    }
+
     private let context: LoopContext
-    private let pump: SplicePump
     private let tunnel: TunnelContext
     private let closeEvent: AuditEvent
     private let identity: SessionIdentity
+    private let clientFD: Int32
+    private let upstreamFD: Int32
+    private let tuneSockets: Bool
+    private var phase: Phase
     /// Bytes the relay itself wrote to the client (the `200`), not payload.
     private let relayBytesToClient: UInt64
     private var abortReason: ReasonCode?
@@ -19,33 +29,104 @@ final class TunnelRelay: IdleTracked {
     private let quotaPlace: TunnelQuotaPlace?
     /// The client has most likely spoken already: read it at once (`SplicePump.start`).
     private let readClientFirst: Bool
+    private let clientLeftover: [UInt8]
+    private let toClientFirst: [UInt8]
+    /// Payload passed on during inspection, and what of it the splice relay sends again
+    /// (judged bytes the kernel had not taken yet), so the close row counts each byte once.
+    private var inspectedUp: UInt64 = 0
+    private var inspectedDown: UInt64 = 0
+    private var handedUp: UInt64 = 0
+    private var handedDown: UInt64 = 0
+    /// What inspection read of the tunnel's TLS, for the close row.
+    private var tlsFacts: TLSTunnelFacts?
 
     /// `tuneSockets`: the sockets come straight from accept/connect (static forwards) rather
-    /// than from a proxy connection that already tuned them.
+    /// than from a proxy connection that already tuned them. `inspection`: the rule's TLS
+    /// policy, read from the first round trip before the tunnel is spliced; nil relays at once.
     init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
          tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, tuneSockets: Bool = false,
-         quotaPlace: TunnelQuotaPlace? = nil, readClientFirst: Bool = false) {
+         quotaPlace: TunnelQuotaPlace? = nil, readClientFirst: Bool = false, inspector: TLSTunnelInspector? = nil) {
         self.context = context
         self.readClientFirst = readClientFirst
         self.quotaPlace = quotaPlace
         self.tunnel = tunnel
         self.closeEvent = closeEvent
         self.identity = identity
+        self.clientFD = clientFD
+        self.upstreamFD = upstreamFD
+        self.tuneSockets = tuneSockets
+        self.clientLeftover = clientLeftover
+        self.toClientFirst = toClientFirst
         self.relayBytesToClient = UInt64(toClientFirst.count)
-        self.pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
-                               initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
-                               tuneSockets: tuneSockets)
+        if let inspector {
+            let client = StreamSocket(fd: clientFD, loop: context.loop)
+            let upstream = StreamSocket(fd: upstreamFD, loop: context.loop)
+            if tuneSockets {
+                client.tuneForRelay()
+                upstream.tuneForRelay()
+            }
+            phase = .inspecting(TunnelInspection(loop: context.loop, scratch: context.scratch, client: client,
+                                                 upstream: upstream, inspector: inspector,
+                                                 settings: context.shared.settings.tlsInspection))
+        } else {
+            phase = .splicing(SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
+                                         initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
+                                         tuneSockets: tuneSockets))
+        }
     }
 
-    var lastActivity: UInt64 { pump.lastActivity }
+    var lastActivity: UInt64 {
+        switch phase {
+        case .inspecting(let inspection): return inspection.lastActivity
+        case .splicing(let pump): return pump.lastActivity
+        case .ended: return monotonicNanos()
+        }
+    }
 
     func start() {
         context.track(self)
+        switch phase {
+        case .inspecting(let inspection):
+            inspection.start(toClientFirst: toClientFirst, clientLeftover: clientLeftover) { [self] outcome in
+                inspected(outcome, by: inspection)
+            }
+        case .splicing(let pump):
+            splice(pump)
+        case .ended:
+            preconditionFailure("a tunnel relay starts once")
+        }
+    }
+
+    private func inspected(_ outcome: TunnelInspection.Outcome, by inspection: TunnelInspection) {
+        tlsFacts = inspection.facts
+        inspectedUp = inspection.bytesUp
+        inspectedDown = inspection.bytesDown
+        switch outcome {
+        case .relay(let toUpstream, let toClient):
+            handedUp = UInt64(toUpstream.count)
+            handedDown = UInt64(toClient.count)
+            // The inspection's sockets stopped watching; the pump registers the fds again.
+            let pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
+                                  initialBytesAtoB: toUpstream, initialBytesBtoA: toClient)
+            phase = .splicing(pump)
+            splice(pump, readClientFirst: false)
+        case .refused(let reason, let detail):
+            phase = .ended
+            recordClose(reason, detail: detail, up: inspectedUp, down: inspectedDown)
+            context.shared.connectionClosed(identity)
+        case .failed(let reason):
+            phase = .ended
+            recordClose(abortReason ?? reason, detail: nil, up: inspectedUp, down: inspectedDown)
+            context.shared.connectionClosed(identity)
+        }
+    }
+
+    private func splice(_ pump: SplicePump, readClientFirst: Bool? = nil) {
         // The connection counts (max-connections, the drain at shutdown) until its last
         // descriptor is closed, which a lingering side may delay past the close row.
         let shared = context.shared
         let identity = identity
-        pump.start(readAFirst: readClientFirst, completion: { [self] result in
+        pump.start(readAFirst: readClientFirst ?? self.readClientFirst, completion: { [self] result in
             self.finished(result)
         }, released: {
             shared.connectionClosed(identity)
@@ -53,24 +134,36 @@ final class TunnelRelay: IdleTracked {
     }
 
     func idleTimedOut() {
-        abortReason = .idleTimeout
-        pump.abort()
+        abort(.idleTimeout)
     }
 
-    var stalledSince: UInt64? { pump.stalledSince }
+    var stalledSince: UInt64? {
+        switch phase {
+        case .inspecting(let inspection): return inspection.stalledSince
+        case .splicing(let pump): return pump.stalledSince
+        case .ended: return nil
+        }
+    }
 
     func stallTimedOut() {
-        abortReason = .stalled
-        pump.abort()
+        abort(.stalled)
     }
 
     func abortForShutdown() {
-        abortReason = .shutdown
-        pump.abort()
+        abort(.shutdown)
+    }
+
+    private func abort(_ reason: ReasonCode) {
+        abortReason = reason
+        switch phase {
+        case .inspecting(let inspection): inspection.abort(reason)
+        case .splicing(let pump): pump.abort()
+        case .ended: break
+        }
     }
 
     private func finished(_ result: SpliceResult) {
-        context.untrack(self)
+        phase = .ended
         let reason: ReasonCode
         switch result.end {
         case .bothClosed: reason = .completed
@@ -85,15 +178,33 @@ final class TunnelRelay: IdleTracked {
             context.shared.logger.log(.notice, "relay-error session=\(identity.session) \(error)")
             reason = .internalError
         }
-        let down = result.bytesBtoA >= relayBytesToClient ? result.bytesBtoA - relayBytesToClient : 0
-        let entry = AuditEntry(event: closeEvent, decision: .allow, reason: reason, target: tunnel.target,
-                               resolved: tunnel.resolved, rule: tunnel.rule, bytesUp: Int64(result.bytesAtoB),
+        let spliced = tlsFacts == nil ? result.bytesBtoA.subtractingClamped(relayBytesToClient)
+            : result.bytesBtoA.subtractingClamped(handedDown)
+        let up = inspectedUp + result.bytesAtoB.subtractingClamped(handedUp)
+        recordClose(reason, detail: nil, up: up, down: inspectedDown + spliced)
+    }
+
+    private func recordClose(_ reason: ReasonCode, detail: String?, up: UInt64, down: UInt64) {
+        context.untrack(self)
+        var entry = AuditEntry(event: closeEvent, decision: .allow, reason: reason, target: tunnel.target,
+                               resolved: tunnel.resolved, rule: tunnel.rule, bytesUp: Int64(up),
                                bytesDown: Int64(down),
                                durationMs: ProxySessionTiming.milliseconds(from: tunnel.startedAt, to: monotonicNanos()),
                                principal: tunnel.principal?.name, scheme: tunnel.principal?.scheme)
+        entry.reasonDetail = detail
+        if let tlsFacts {
+            entry.recordTLS(tlsFacts)
+        }
         // The place is free before the close row can be read, so whoever sees the row may
         // open the next tunnel at once.
         quotaPlace?.release()
         context.shared.audit.record(entry, identity: identity)
+    }
+}
+
+extension UInt64 {
+    /// `self - other`, or 0 when `other` is larger.
+    fileprivate func subtractingClamped(_ other: UInt64) -> UInt64 {
+        self >= other ? self - other : 0
     }
 }

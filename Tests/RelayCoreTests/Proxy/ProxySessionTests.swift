@@ -283,7 +283,7 @@ import Testing
     @Test func nonProxyRequestsAndUnsupportedSchemes() throws {
         let cases: [(String, ReasonCode, String)] = [
             ("GET / HTTP/1.1\r\nHost: x\r\n\r\n", .notAProxyRequest, "400"),
-            ("GET https://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\n\r\n", .unsupportedScheme, "501"),
+            ("GET ftp://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\n\r\n", .unsupportedScheme, "501"),
             ("GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", .ambiguousFraming, "400"),
             ("GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", .duplicateContentLength, "400"),
             ("GET http://10.1.2.3/ HTTP/1.1\r\nHost: 10.1.2.3\r\nX: a\r\n b\r\n\r\n", .obsFold, "400"),
