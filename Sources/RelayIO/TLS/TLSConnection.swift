@@ -133,6 +133,14 @@ public final class TLSConnection {
         }
     }
 
+    /// True when OpenSSL holds input the socket will not announce again: decrypted bytes not
+    /// yet read, or a whole record already taken from the socket. A reader that stops before
+    /// `.wantRead` must come back for these by itself.
+    public var hasBufferedInput: Bool {
+        guard let ssl = liveSSL else { return false }
+        return SSL_has_pending(ssl) == 1
+    }
+
     /// Sends close_notify once, best effort and without waiting for the peer's: the write
     /// side of the stream ends (reading goes on). Does nothing after a fatal error. The
     /// caller shuts the socket's write side down after it if it wants a FIN too.
