@@ -33,9 +33,24 @@ final class ClientConnection: IdleTracked {
         case linger
     }
 
+    /// How the upstream is carried: a tunnel needs the plain socket's descriptor to splice,
+    /// so only `.plain` can become one.
+    private enum UpstreamTransport {
+        case plain(StreamSocket)
+        /// The relay's own TLS to the app server.
+        case tls(TLSStream)
+
+        var stream: any RelayStream {
+            switch self {
+            case .plain(let socket): socket
+            case .tls(let stream): stream
+            }
+        }
+    }
+
     /// The connected upstream and what is only true while it exists.
     private struct Upstream {
-        let socket: StreamSocket
+        let transport: UpstreamTransport
         let writer: BufferedWriter
         /// Its reads were started once; after that they are paused and resumed.
         var reading = false
@@ -60,6 +75,11 @@ final class ClientConnection: IdleTracked {
     private var phase = Phase.serving
     private var upstream: Upstream?
     private var connectAttempt: ConnectAttempt?
+    /// The relay's TLS handshake after a connect, before the session hears it connected.
+    private var tlsHandshake: UpstreamTLSHandshake?
+    /// What the relay's TLS to the current upstream settled, for its exchanges' rows; kept
+    /// past the link's close so a close row written after it still carries them.
+    private var upstreamTLSFacts: UpstreamTLSFacts?
     /// Created at the first request that needs it; holds connection-bound handshakes.
     private var authenticator: ConnectionAuthenticator?
     private var authCall = AuthCall.none
@@ -138,8 +158,8 @@ final class ClientConnection: IdleTracked {
 
     private func upstreamReadable() {
         var reads = 0
-        while !isFinished, let socket = upstream?.socket, wantsUpstream, reads < Self.readsPerEvent {
-            switch socket.read(into: context.scratch) {
+        while !isFinished, let stream = upstream?.transport.stream, wantsUpstream, reads < Self.readsPerEvent {
+            switch stream.read(into: context.scratch) {
             case .bytes(let count):
                 reads += 1
                 let now = monotonicNanos()
@@ -198,15 +218,16 @@ final class ClientConnection: IdleTracked {
             client.pauseReading()
         }
         if let link = upstream {
+            let stream = link.transport.stream
             if wantsUpstream {
                 if link.reading {
-                    link.socket.resumeReading()
+                    stream.resumeReading()
                 } else {
                     upstream?.reading = true
-                    link.socket.startReading { [self] in upstreamReadable() }
+                    stream.startReading { [self] in upstreamReadable() }
                 }
             } else if link.reading {
-                link.socket.pauseReading()
+                stream.pauseReading()
             }
         }
     }
@@ -261,8 +282,7 @@ final class ClientConnection: IdleTracked {
             case .closeUpstream:
                 closeUpstream()
             case .resetUpstream:
-                upstream?.socket.setLinger0()
-                closeUpstream()
+                closeUpstream(reset: true)
             case .closeClient:
                 beginClose()
             case .resetClient:
@@ -292,6 +312,9 @@ final class ClientConnection: IdleTracked {
 
     private func connect(_ address: IPAddress, port: UInt16) {
         let socketAddress = SocketAddress(bytes: address.bytes, port: port)
+        // Asked now: the session names the TLS server only while this connect is its step.
+        let tlsServer = session.upstreamTLSServer
+        upstreamTLSFacts = nil
         connectAttempt = TCPConnector.connect(to: socketAddress, on: context.loop,
                                               timeout: settings.timeouts.connect) { [self] result in
             connectAttempt = nil
@@ -303,18 +326,65 @@ final class ClientConnection: IdleTracked {
                 }
                 let socket = StreamSocket(fd: fd, loop: context.loop)
                 socket.tuneForRelay()
-                let writer = BufferedWriter(socket: socket)
-                writer.onError = { [self] _ in deliver(.upstreamFailed) }
-                writer.onDrained = { [self] in updateInterest() }
-                upstream = Upstream(socket: socket, writer: writer)
-                deliver(.upstreamConnected)
+                if let tlsServer {
+                    startTLS(on: socket, server: tlsServer, resolved: Endpoint.text(address, port), port: port)
+                } else {
+                    attachUpstream(.plain(socket))
+                }
             case .failure(let error):
                 deliver(.upstreamConnectFailed(context.shared.connectFailureReason(error)))
             }
         }
     }
 
+    /// The relay's own TLS over a connected upstream, under the rule's trust, checks and
+    /// versions; the session hears of the connect only once it is done. A name is sent as
+    /// SNI and checked against the certificate; an address is checked as an address.
+    private func startTLS(on socket: StreamSocket, server: (host: Host, rule: String), resolved: String, port: UInt16) {
+        let serverName: String?
+        let checkedAs: String
+        if let address = server.host.address {
+            serverName = nil
+            checkedAs = address.description
+        } else {
+            serverName = server.host.description
+            checkedAs = server.host.description
+        }
+        let tlsContext = context.shared.settings.tls.upstream(forRule: server.rule)
+        tlsHandshake = UpstreamTLSHandshake(socket: socket, context: tlsContext, server: checkedAs, port: port,
+                                            timeout: settings.timeouts.connect) { [self] outcome in
+            tlsHandshake = nil
+            guard !isFinished else {
+                if case .established(let stream) = outcome { stream.close() }
+                return
+            }
+            switch outcome {
+            case .established(let stream):
+                upstreamTLSFacts = UpstreamTLSFacts(resolved: resolved, connection: stream.connection,
+                                                    serverName: serverName)
+                attachUpstream(.tls(stream))
+            case .failed(let failure):
+                let reason = failure.reason(asUpstream: true)
+                context.shared.logger.log(.notice, "upstream TLS to \(resolved) (\(checkedAs), rule \(server.rule)): "
+                                          + "\(reason.rawValue): \(failure.detail)")
+                deliver(.upstreamConnectFailed(reason))
+            case .timedOut:
+                deliver(.upstreamConnectFailed(.upstreamTimeout))
+            }
+        }
+    }
+
+    private func attachUpstream(_ transport: UpstreamTransport) {
+        let writer = BufferedWriter(socket: transport.stream)
+        writer.onError = { [self] _ in deliver(.upstreamFailed) }
+        writer.onDrained = { [self] in updateInterest() }
+        upstream = Upstream(transport: transport, writer: writer)
+        deliver(.upstreamConnected)
+    }
+
     private func audit(_ entry: AuditEntry, awaitCommit: Bool) {
+        var entry = entry
+        upstreamTLSFacts?.annotate(&entry)
         guard awaitCommit else {
             return context.shared.audit.record(entry, identity: identity)
         }
@@ -362,8 +432,8 @@ final class ClientConnection: IdleTracked {
     }
 
     private func startTunnel(_ tunnel: TunnelContext, established: [UInt8], leftover: [UInt8]) {
-        guard let socket = upstream?.socket else {
-            // The session only tunnels once connected; without an upstream there is nothing to relay.
+        guard case .plain(let socket) = upstream?.transport else {
+            // The session only tunnels once connected, and never over the relay's own TLS.
             return clientFailed(.internalError)
         }
         // A CONNECT pipelined behind a keep-alive response may find that response still
@@ -385,13 +455,24 @@ final class ClientConnection: IdleTracked {
                     inspector: context.shared.settings.tunnelInspector(rule: tunnel.rule, host: tunnel.host)).start()
     }
 
-    private func closeUpstream() {
+    /// Closes the upstream, or abandons its connect or handshake. A TLS upstream closed in
+    /// order says so with close_notify first; a reset (a cut request) sends none, so the cut
+    /// cannot pass for a complete exchange.
+    private func closeUpstream(reset: Bool = false) {
         connectAttempt?.cancel()
         connectAttempt = nil
-        upstream?.writer.onError = nil
-        upstream?.writer.onDrained = nil
-        upstream?.socket.close()
+        tlsHandshake?.cancel()
+        tlsHandshake = nil
+        guard let link = upstream else { return }
         upstream = nil
+        link.writer.onError = nil
+        link.writer.onDrained = nil
+        switch (link.transport, reset) {
+        case (.tls(let stream), false): stream.shutdownWrite()
+        case (.plain, false): break
+        case (_, true): link.transport.stream.setLinger0()
+        }
+        link.transport.stream.close()
     }
 
     // MARK: Closing
