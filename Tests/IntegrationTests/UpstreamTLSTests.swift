@@ -156,6 +156,33 @@ extension IntegrationSuite {
             #expect(Self.closeRow(relay, target: authority)?["tls_version"] == "TLSv1.1", "audit:\n\(relay.audit.dump())")
         }
 
+        @Test("TLS 1.0 where both sides allow it: 200, the row says TLSv1.0 (OpenSSL's own name is TLSv1)")
+        func tls10BothSidesAtLevelZero() throws {
+            let pki = try TestPKI()
+            let (cert, key) = try pki.issue("tls10", names: TestPKI.loopbackNames)
+            let server = try TLSAppServer(cert: cert, key: key, options: ["-tls1", "-cipher", "DEFAULT@SECLEVEL=0"])
+            let relay = try RelayProcess(config: RelayConfigText.proxy(Self.rules(server.port, "ca=\(pki.caFile) tls-versions=1.0")))
+            defer { relay.stop() }
+            let authority = "localhost:\(server.port)"
+            let response = try Self.get("https://\(authority)/", host: authority, through: relay)
+            #expect(response.status == 200, "\(response.statusLine) \(response.bodyText)\n\(relay.stderr)")
+            #expect(Self.closeRow(relay, target: authority)?["tls_version"] == "TLSv1.0", "audit:\n\(relay.audit.dump())")
+        }
+
+        @Test("a server that accepts the connection and never answers the handshake: 504 upstream-timeout")
+        func silentServerTimesOut() throws {
+            // The kernel completes the connect; nobody reads: without the handshake's deadline the
+            // test's socket timeout would end this instead of a 504.
+            let silent = try TestListener()
+            let relay = try RelayProcess(config: RelayConfigText.proxy(
+                ["connect-timeout 1s", "server 127.0.0.1:\(silent.port) verify=off"]))
+            defer { relay.stop() }
+            let authority = "127.0.0.1:\(silent.port)"
+            let response = try Self.get("https://\(authority)/", host: authority, through: relay)
+            Expect.refusal(response, status: 504, reason: "upstream-timeout")
+            #expect(Self.closeRow(relay, target: authority)?["reason"] == "upstream-timeout", "audit:\n\(relay.audit.dump())")
+        }
+
         /// The relay's context for `tls-versions=1.0` runs at security level 0, but a server
         /// left at Debian's default level 2 cannot sign a TLS 1.0 handshake (no SHA-1
         /// signature algorithm is allowed there) and answers with OpenSSL's bare
