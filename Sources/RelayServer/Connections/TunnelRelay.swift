@@ -9,7 +9,8 @@ import RelayIO
 final class TunnelRelay: IdleTracked {
     /// Where the tunnel is: its first round trip read by a `TunnelInspection`, then spliced.
     private enum Phase {
-        case inspecting(TunnelInspection)
+        /// The inspection reads through these sockets; the splice relay takes their fds over.
+        case inspecting(TunnelInspection, client: StreamSocket, upstream: StreamSocket)
         case splicing(SplicePump)
         case ended
     }
@@ -18,9 +19,6 @@ final class TunnelRelay: IdleTracked {
     private let tunnel: TunnelContext
     private let closeEvent: AuditEvent
     private let identity: SessionIdentity
-    private let clientFD: Int32
-    private let upstreamFD: Int32
-    private let tuneSockets: Bool
     private var phase: Phase
     /// Bytes the relay itself wrote to the client (the `200`), not payload.
     private let relayBytesToClient: UInt64
@@ -52,9 +50,6 @@ final class TunnelRelay: IdleTracked {
         self.tunnel = tunnel
         self.closeEvent = closeEvent
         self.identity = identity
-        self.clientFD = clientFD
-        self.upstreamFD = upstreamFD
-        self.tuneSockets = tuneSockets
         self.clientLeftover = clientLeftover
         self.toClientFirst = toClientFirst
         self.relayBytesToClient = UInt64(toClientFirst.count)
@@ -67,7 +62,8 @@ final class TunnelRelay: IdleTracked {
             }
             phase = .inspecting(TunnelInspection(loop: context.loop, scratch: context.scratch, client: client,
                                                  upstream: upstream, inspector: inspector,
-                                                 settings: context.shared.settings.tlsInspection))
+                                                 settings: context.shared.settings.tlsInspection),
+                                client: client, upstream: upstream)
         } else {
             phase = .splicing(SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
                                          initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
@@ -77,7 +73,7 @@ final class TunnelRelay: IdleTracked {
 
     var lastActivity: UInt64 {
         switch phase {
-        case .inspecting(let inspection): return inspection.lastActivity
+        case .inspecting(let inspection, _, _): return inspection.lastActivity
         case .splicing(let pump): return pump.lastActivity
         case .ended: return monotonicNanos()
         }
@@ -86,9 +82,9 @@ final class TunnelRelay: IdleTracked {
     func start() {
         context.track(self)
         switch phase {
-        case .inspecting(let inspection):
+        case .inspecting(let inspection, let client, let upstream):
             inspection.start(toClientFirst: toClientFirst, clientLeftover: clientLeftover) { [self] outcome in
-                inspected(outcome, by: inspection)
+                inspected(outcome, by: inspection, client: client, upstream: upstream)
             }
         case .splicing(let pump):
             splice(pump)
@@ -97,7 +93,8 @@ final class TunnelRelay: IdleTracked {
         }
     }
 
-    private func inspected(_ outcome: TunnelInspection.Outcome, by inspection: TunnelInspection) {
+    private func inspected(_ outcome: TunnelInspection.Outcome, by inspection: TunnelInspection,
+                           client: StreamSocket, upstream: StreamSocket) {
         tlsFacts = inspection.facts
         inspectedUp = inspection.bytesUp
         inspectedDown = inspection.bytesDown
@@ -105,8 +102,8 @@ final class TunnelRelay: IdleTracked {
         case .relay(let toUpstream, let toClient):
             handedUp = UInt64(toUpstream.count)
             handedDown = UInt64(toClient.count)
-            // The inspection's sockets stopped watching; the pump registers the fds again.
-            let pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
+            // The inspection's sockets stop watching; the pump registers the fds again.
+            let pump = SplicePump(a: client.detachFD(), b: upstream.detachFD(), loop: context.loop, pipes: context.pipes,
                                   initialBytesAtoB: toUpstream, initialBytesBtoA: toClient)
             phase = .splicing(pump)
             splice(pump, readClientFirst: false)
@@ -139,7 +136,7 @@ final class TunnelRelay: IdleTracked {
 
     var stalledSince: UInt64? {
         switch phase {
-        case .inspecting(let inspection): return inspection.stalledSince
+        case .inspecting(let inspection, _, _): return inspection.stalledSince
         case .splicing(let pump): return pump.stalledSince
         case .ended: return nil
         }
@@ -156,7 +153,7 @@ final class TunnelRelay: IdleTracked {
     private func abort(_ reason: ReasonCode) {
         abortReason = reason
         switch phase {
-        case .inspecting(let inspection): inspection.abort(reason)
+        case .inspecting(let inspection, _, _): inspection.abort(reason)
         case .splicing(let pump): pump.abort()
         case .ended: break
         }
