@@ -39,6 +39,9 @@ final class TunnelRelay: IdleTracked {
     private var handedDown: UInt64 = 0
     /// What inspection read of the tunnel's TLS, for the close row.
     private var tlsFacts: TLSTunnelFacts?
+    /// The sockets the inspection reads through, until they are handed to the splice pump: left
+    /// in the loop's table, their handlers would outlive the inspection and fire on the pump's fds.
+    private var inspectedSockets: (client: StreamSocket, upstream: StreamSocket)?
 
     /// `tuneSockets`: the sockets come straight from accept/connect (static forwards) rather
     /// than from a proxy connection that already tuned them. `inspection`: the rule's TLS
@@ -65,6 +68,7 @@ final class TunnelRelay: IdleTracked {
                 client.tuneForRelay()
                 upstream.tuneForRelay()
             }
+            inspectedSockets = (client, upstream)
             phase = .inspecting(TunnelInspection(loop: context.loop, scratch: context.scratch, client: client,
                                                  upstream: upstream, inspector: inspector,
                                                  settings: context.shared.settings.tlsInspection))
@@ -99,13 +103,17 @@ final class TunnelRelay: IdleTracked {
 
     private func inspected(_ outcome: TunnelInspection.Outcome, by inspection: TunnelInspection) {
         tlsFacts = inspection.facts
+        let sockets = inspectedSockets
+        inspectedSockets = nil
         inspectedUp = inspection.bytesUp
         inspectedDown = inspection.bytesDown
         switch outcome {
         case .relay(let toUpstream, let toClient):
             handedUp = UInt64(toUpstream.count)
             handedDown = UInt64(toClient.count)
-            // The inspection's sockets stopped watching; the pump registers the fds again.
+            // The pump registers the fds again before the loop next waits, taking over their entries.
+            _ = sockets?.client.detachFD()
+            _ = sockets?.upstream.detachFD()
             let pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
                                   initialBytesAtoB: toUpstream, initialBytesBtoA: toClient)
             phase = .splicing(pump)
