@@ -396,6 +396,10 @@ final class ClientConnection: IdleTracked {
         upstream = nil
         let clientSide: TunnelRelay.Client
         if let stream = client as? TLSStream {
+            // The stream goes on (its TLS state is the tunnel's); its read handler, which
+            // holds this connection, must not.
+            stream.startReading {}
+            stream.pauseReading()
             clientSide = .tls(stream)
         } else if let plain = client as? StreamSocket {
             clientSide = .plain(plain.detachFD())
@@ -468,7 +472,8 @@ final class ClientConnection: IdleTracked {
                 // unread refused request does not turn the close into a reset.
                 stream.connection.shutdown()
                 fd = stream.socket.detachFD()
-                stream.connection.free()
+                // Frees the TLS state and drops the handlers; the detached descriptor stays open.
+                stream.close()
             } else if let plain = client as? StreamSocket {
                 fd = plain.detachFD()
             } else {

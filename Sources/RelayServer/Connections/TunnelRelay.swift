@@ -190,11 +190,9 @@ final class TunnelRelay: IdleTracked {
         let pump = TLSRelayPump(a: .tls(clientTLS.connection), b: .plain(upstreamFD), loop: context.loop,
                                 buffers: context.relayBuffers)
         phase = .pumping(pump)
-        let shared = context.shared
-        let identity = identity
         pump.start { [self] result in
             finished(result)
-            shared.connectionClosed(identity)
+            context.shared.connectionClosed(identity)
         }
     }
 
