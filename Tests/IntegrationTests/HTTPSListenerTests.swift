@@ -98,7 +98,7 @@ extension IntegrationSuite {
             defer { relay.stop() }
             let port = try #require(relay.tlsPorts.first)
             let result = try Self.sClient(port, ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"])
-            #expect(!result.stdoutText.contains("Protocol  : TLSv1.1"), "\(result.stdoutText)")
+            #expect(result.stdoutText.contains("Cipher is (NONE)"), "no session: \(result.stdoutText)")
             let rows = relay.audit.waitForEvents(where: "event = 'refused' AND reason LIKE 'tls-version-refused%'")
             #expect(rows.count == 1, "\(relay.audit.dump())\n\(relay.stderr)")
         }
@@ -174,7 +174,7 @@ extension IntegrationSuite {
             let after = try Self.sClient(port, ["-CAfile", certs.caCert, "-tls1_2"], input: "")
             #expect(after.stdoutText.contains(try Self.pemBody(second.cert)), "\(after.stdoutText)")
             try tunnel.write("still")
-            #expect(try tunnel.readExactly(5) == Array("still".utf8), "the open tunnel stays up")
+            #expect((try? tunnel.readExactly(5)) == Array("still".utf8), "the open tunnel stays up: \(relay.audit.dump())")
 
             let resumed = try Self.sClient(port, ["-CAfile", certs.caCert, "-tls1_2", "-sess_in", sessionFile], input: "")
             #expect(resumed.stdoutText.contains("Reused, TLSv1.2"), "ticket keys carried over: \(resumed.stdoutText)")

@@ -92,7 +92,7 @@ final class TunnelRelay: IdleTracked {
         self.clientLeftover = clientLeftover
         self.toClientFirst = toClientFirst
         self.relayBytesToClient = UInt64(toClientFirst.count)
-        if let clientTLS {
+        if clientTLS != nil {
             upstreamStream = StreamSocket(fd: upstreamFD, loop: context.loop)
         }
         if let inspector {
