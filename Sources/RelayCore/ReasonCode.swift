@@ -158,7 +158,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
         case .allowed, .clientClosed, .upstreamClosed, .completed, .answeredByRelay, .idleTimeout, .clientReset,
              .shutdown, .upstreamReset, .relayCrashed, .auditLost, .stalled,
              .tlsVersionRefused, .sniMismatch, .sniMissing, .tlsRequired, .badTLSHandshake, .tlsInspectionTimeout,
-             .tlsInspectionOverflow, .notTLS, .clientTLSFailed, .clientCertRequired:
+             .tlsInspectionOverflow, .notTLS, .clientTLSFailed:
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
@@ -168,7 +168,9 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
         case .tooManyHeaders: return 431
         case .unsupportedTransferEncoding, .unsupportedScheme: return 501
         case .unsupportedVersion: return 505
-        case .notRegistered, .denied, .guardedAddress, .relayLoop: return 403
+        // A request under `auth client-cert` alone without a certificate: no header can
+        // fix it (a 407 would need a challenge to offer), only a new TLS connection can.
+        case .notRegistered, .denied, .guardedAddress, .relayLoop, .clientCertRequired: return 403
         case .authRequired, .authContinue, .badPassword, .unknownUser, .staleNonce, .replayedNonce,
              .unsupportedAuth, .gssError:
             return 407

@@ -133,16 +133,20 @@ public final class RelayServer: Sendable {
     /// target per connection, so a reload that retargets it reaches the next one.
     private func startAccepting(_ entry: ListenerSet.Entry) {
         let name = entry.listener.localAddress.description
+        // A plaintext answer on a TLS port would be garbage to its TLS client.
         let httpAnswer = entry.kind == .proxy
         let exhausted: @Sendable (Int32, SocketAddress) -> Void = { [self] fd, peer in
             shared.noteOutOfDescriptors()
             refuseBeforeRequest(fd, .outOfDescriptors, source: ClientSource(peer), listener: name, httpAnswer: httpAnswer)
         }
         let route = entry.route
+        let tlsKey = entry.tlsKey
         entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
             let context = contexts[loop.index].value
             if let (forward, target) = route?.value {
                 acceptForward(fd, peer: peer, listener: name, forward: forward, target: target, on: context)
+            } else if let tlsKey {
+                acceptTLSProxy(fd, peer: peer, listener: name, key: tlsKey, on: context)
             } else {
                 acceptProxy(fd, peer: peer, listener: name, on: context)
             }
@@ -153,6 +157,30 @@ public final class RelayServer: Sendable {
     private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String, on context: LoopContext) {
         guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: true) else { return }
         ClientConnection(context: context, fd: fd, identity: identity).start()
+    }
+
+    /// An HTTPS listener's connection: admitted as any, then its handshake under the
+    /// context the current settings hold for its line (the one a reload just built).
+    private func acceptTLSProxy(_ fd: Int32, peer: SocketAddress, listener: String, key: TLSListenerKey,
+                                on context: LoopContext) {
+        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: false) else { return }
+        let failure: String
+        if let tls = context.shared.settings.tls.listener(key) {
+            do {
+                return try ClientTLSHandshake(context: context, fd: fd, identity: identity, tls: tls).start()
+            } catch {
+                failure = error.description
+            }
+        } else {
+            // Unreachable: a kept or added TLS socket's line is in the settings it was committed with.
+            close(fd)
+            failure = "no TLS context for listen \(key.address)"
+        }
+        logger.log(.error, "tls-setup session=\(identity.session) client=\(identity.client) \(failure)")
+        if let source = identity.source {
+            shared.refusals.count(.internalError, status: nil, source: source, listener: listener, detail: failure)
+        }
+        shared.connectionClosed(identity)
     }
 
     private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective,

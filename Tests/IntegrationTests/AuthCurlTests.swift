@@ -102,7 +102,8 @@ extension IntegrationSuite {
         func opensslProxyUser() throws {
             let tls = try TLSOrigin()
             defer { tls.stop() }
-            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(tls.port)"])
+            // `sni=optional`: s_client sends no server name to an address, which a rule must allow.
+            let relay = try AuthFixtures.relay(["auth basic realm=it"], servers: ["server 127.0.0.1:\(tls.port) sni=optional"])
             defer { relay.stop() }
             let good = try OpenSSLClient.connect(through: relay.proxyPort, to: tls.port, user: AuthFixtures.user,
                                                  password: AuthFixtures.password)

@@ -22,6 +22,9 @@ final class RefusalTally: Sendable {
         var connections = 0
         var firstMicros = Int64.max
         var lastMicros = Int64.min
+        /// Why the first of them failed, when the refusal has more to say than its reason
+        /// (OpenSSL's account of a failed TLS handshake).
+        var firstDetail: String?
     }
 
     /// Sources counted apart per interval; the rest share one row (client `*`), so the
@@ -30,13 +33,13 @@ final class RefusalTally: Sendable {
 
     private let counts = Mutex<[Key: Count]>([:])
 
-    /// Counts one refusal.
-    func count(_ reason: ReasonCode, status: Int?, source: ClientSource, listener: String) {
+    /// Counts one refusal; `detail` says why, kept for the first of its row.
+    func count(_ reason: ReasonCode, status: Int?, source: ClientSource, listener: String, detail: String? = nil) {
         let now = AuditTimestamp.nowMicros()
         counts.withLock { counts in
             var key = Key(source: source, listener: listener, reason: reason, status: status)
             if counts[key] == nil && counts.count >= Self.maxSources { key.source = nil }
-            counts[key, default: Count()].add(at: now)
+            counts[key, default: Count()].add(at: now, detail: detail)
         }
     }
 
@@ -50,7 +53,8 @@ final class RefusalTally: Sendable {
 }
 
 extension RefusalTally.Count {
-    mutating func add(at micros: Int64) {
+    mutating func add(at micros: Int64, detail: String? = nil) {
+        if connections == 0 { firstDetail = detail }
         connections += 1
         firstMicros = min(firstMicros, micros)
         lastMicros = max(lastMicros, micros)
@@ -59,6 +63,6 @@ extension RefusalTally.Count {
     /// The words after the reason code in the row: how many, and when.
     var detail: String {
         "\(connections) connection\(connections == 1 ? "" : "s") between \(AuditTimestamp.format(micros: firstMicros)) "
-            + "and \(AuditTimestamp.format(micros: lastMicros))"
+            + "and \(AuditTimestamp.format(micros: lastMicros))" + (firstDetail.map { "; first: \($0)" } ?? "")
     }
 }

@@ -25,7 +25,8 @@ final class AuditSink: Sendable {
             reason: entry.reasonText, status: entry.status, bytesUp: entry.bytesUp,
             bytesDown: entry.bytesDown, durationMs: entry.durationMs, tlsVersion: entry.tlsVersion,
             tlsCipher: entry.tlsCipher, simulated: false, tlsSNI: entry.tlsSNI, tlsECH: entry.tlsECH,
-            clientTLSVersion: entry.clientTLSVersion, clientTLSCipher: entry.clientTLSCipher)
+            clientTLSVersion: entry.clientTLSVersion ?? identity.clientTLSVersion,
+            clientTLSCipher: entry.clientTLSCipher ?? identity.clientTLSCipher)
         let level: RelayLog.Level = entry.decision == .deny || entry.reason.isFailure ? .notice : .info
         logger.log(level, Self.line(entry, identity))
         // The row is handed over, not copied (a copy retains and releases each of its strings).

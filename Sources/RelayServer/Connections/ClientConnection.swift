@@ -70,7 +70,11 @@ final class ClientConnection: IdleTracked {
     private var settingsGeneration: UInt64
     private let identity: SessionIdentity
     private var session: ProxySession
-    private let client: StreamSocket
+    /// A plain socket, or a `TLSStream` on an HTTPS listener.
+    private let client: any RelayStream
+    /// The client's TLS (handshake done) on an HTTPS listener: its certificate can prove
+    /// who the client is, and its socket cannot be spliced.
+    private let clientTLS: TLSConnection?
     private let toClient: BufferedWriter
     private var phase = Phase.serving
     private var upstream: Upstream?
@@ -88,20 +92,28 @@ final class ClientConnection: IdleTracked {
     private var headerTimer: LoopTimer?
     private(set) var lastActivity: UInt64
 
-    init(context: LoopContext, fd: Int32, identity: SessionIdentity) {
+    /// A plain listener's connection: `fd` as accepted.
+    convenience init(context: LoopContext, fd: Int32, identity: SessionIdentity) {
+        let socket = StreamSocket(fd: fd, loop: context.loop)
+        socket.tuneForRelay()
+        self.init(context: context, client: socket, tls: nil, identity: identity)
+    }
+
+    /// `client` tuned for relaying; `tls` its TLS when it is a `TLSStream` over it.
+    init(context: LoopContext, client: any RelayStream, tls: TLSConnection?, identity: SessionIdentity) {
         self.context = context
         self.settingsGeneration = context.shared.settingsGeneration
         self.settings = context.shared.settings
         self.identity = identity
         self.session = ProxySession(settings: settings.session)
         self.currentAuthenticator = settings.authenticator
-        self.client = StreamSocket(fd: fd, loop: context.loop)
+        self.client = client
+        self.clientTLS = tls
         self.toClient = BufferedWriter(socket: client)
         self.lastActivity = monotonicNanos()
     }
 
     func start() {
-        client.tuneForRelay()
         context.track(self)
         toClient.onError = { [self] _ in clientFailed(.clientReset) }
         toClient.onDrained = { [self] in drained() }
@@ -410,6 +422,11 @@ final class ClientConnection: IdleTracked {
     }
 
     private func authenticate(_ request: ProxyAuthRequest) {
+        if let answer = ClientCertificateAuth.answer(tls: clientTLS, config: currentAuthenticator?.config) {
+            // Decided inside the call: delivered once the session's current actions are done.
+            authCall = .answered(answer)
+            return
+        }
         guard let shared = currentAuthenticator else {
             // Unreachable: sessions ask only when the settings carry an authenticator.
             let connection = LoopBound(self, on: context.loop)
@@ -445,11 +462,22 @@ final class ClientConnection: IdleTracked {
         breakCycles()
         authenticator?.close()
         context.untrack(self)
-        let clientFD = client.detachFD()
         let upstreamFD = socket.detachFD()
         upstream = nil
+        let clientSide: TunnelRelay.Client
+        if let stream = client as? TLSStream {
+            // The stream goes on (its TLS state is the tunnel's); its read handler, which
+            // holds this connection, must not.
+            stream.startReading {}
+            stream.pauseReading()
+            clientSide = .tls(stream)
+        } else if let plain = client as? StreamSocket {
+            clientSide = .plain(plain.detachFD())
+        } else {
+            preconditionFailure("a client is a socket or a TLS stream")
+        }
         // The connection count moves with the sockets: the relay releases it when it ends.
-        TunnelRelay(context: context, clientFD: clientFD, upstreamFD: upstreamFD, clientLeftover: leftover,
+        TunnelRelay(context: context, client: clientSide, upstreamFD: upstreamFD, clientLeftover: leftover,
                     toClientFirst: toClientFirst, tunnel: tunnel, closeEvent: .tunnelClose, identity: identity,
                     quotaPlace: session.takeTunnelQuotaPlace(),
                     inspector: context.shared.settings.tunnelInspector(rule: tunnel.rule, host: tunnel.host)).start()
@@ -518,8 +546,22 @@ final class ClientConnection: IdleTracked {
         case .linger:
             tearDown()
             let shared = context.shared, identity = identity
+            let fd: Int32
+            if let stream = client as? TLSStream {
+                // close_notify ends the answer in order; the ciphertext the client may
+                // still send is drained and dropped like plaintext would be, so its
+                // unread refused request does not turn the close into a reset.
+                stream.connection.shutdown()
+                fd = stream.socket.detachFD()
+                // Frees the TLS state and drops the handlers; the detached descriptor stays open.
+                stream.close()
+            } else if let plain = client as? StreamSocket {
+                fd = plain.detachFD()
+            } else {
+                preconditionFailure("a client is a socket or a TLS stream")
+            }
             // The connection counts until the lingering descriptor is closed.
-            _ = LingeringClose.start(client.detachFD(), on: context.loop, pipes: context.pipes,
+            _ = LingeringClose.start(fd, on: context.loop, pipes: context.pipes,
                                      closed: { shared.connectionClosed(identity) })
         }
     }

@@ -30,6 +30,9 @@ final class LoopContext {
     let loop: EventLoop
     let shared: ServerShared
     let pipes = PipePool()
+    /// Buffers for relays that copy in user space (`TLSRelayPump`): a tunnel of an HTTPS
+    /// listener's client.
+    let relayBuffers = RelayBufferPool()
     /// One read buffer per loop: reads are handled to completion before the next event.
     let scratch: UnsafeMutableRawBufferPointer
     private var tracked: [ObjectIdentifier: IdleTracked] = [:]

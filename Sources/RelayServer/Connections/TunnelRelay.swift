@@ -2,15 +2,27 @@ import Glibc
 import RelayCore
 import RelayIO
 
-/// A raw relay between two connected plain-TCP sockets (an established CONNECT tunnel or a
-/// static forward), spliced in the kernel, and its close record.
+/// A raw relay between a client and a plain-TCP upstream (an established CONNECT tunnel or
+/// a static forward), and its close record: spliced in the kernel when the client is a
+/// plain socket too; through `TLSRelayPump` when it came in on an HTTPS listener, whose
+/// TLS the kernel cannot see into.
 /// Loop-confined: touched only on its loop's thread, so not `Sendable`; everything it
 /// hears comes from its pump on that loop.
 final class TunnelRelay: IdleTracked {
-    /// Where the tunnel is: its first round trip read by a `TunnelInspection`, then spliced.
+    /// The client side as the proxy connection hands it on.
+    enum Client {
+        case plain(Int32)
+        /// A TLS stream whose handshake is done; its socket is still watched by the stream.
+        case tls(TLSStream)
+    }
+
+    /// Where the tunnel is: its first round trip read by a `TunnelInspection`, then spliced
+    /// (plain client) or, for a TLS client, the bytes owed written and then pumped.
     private enum Phase {
         case inspecting(TunnelInspection)
         case splicing(SplicePump)
+        case handingOver(TunnelPrelude?)
+        case pumping(TLSRelayPump)
         case ended
     }
 
@@ -39,11 +51,31 @@ final class TunnelRelay: IdleTracked {
     private var handedDown: UInt64 = 0
     /// What inspection read of the tunnel's TLS, for the close row.
     private var tlsFacts: TLSTunnelFacts?
+    /// A TLS client and the upstream's stream beside it, for the `TLSRelayPump` path.
+    private let clientTLS: TLSStream?
+    /// The upstream socket once something reads it through a stream (inspection, the TLS
+    /// path), and a plain client's socket while inspection reads it: the splice relay takes
+    /// their fds over detached, or their handlers would outlive the inspection and fire on
+    /// the pump's fds.
+    private var upstreamStream: StreamSocket?
+    private var inspectedPlainClient: StreamSocket?
+    /// Payload the prelude sent up that inspection did not count (bytes behind the CONNECT).
+    private var preludeUp: UInt64 = 0
+
+    /// A relay whose client is a plain descriptor.
+    convenience init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8],
+                     toClientFirst: [UInt8], tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity,
+                     tuneSockets: Bool = false, quotaPlace: TunnelQuotaPlace? = nil, readClientFirst: Bool = false,
+                     inspector: TLSTunnelInspector? = nil) {
+        self.init(context: context, client: .plain(clientFD), upstreamFD: upstreamFD, clientLeftover: clientLeftover,
+                  toClientFirst: toClientFirst, tunnel: tunnel, closeEvent: closeEvent, identity: identity,
+                  tuneSockets: tuneSockets, quotaPlace: quotaPlace, readClientFirst: readClientFirst, inspector: inspector)
+    }
 
     /// `tuneSockets`: the sockets come straight from accept/connect (static forwards) rather
     /// than from a proxy connection that already tuned them. `inspection`: the rule's TLS
     /// policy, read from the first round trip before the tunnel is spliced; nil relays at once.
-    init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
+    init(context: LoopContext, client: Client, upstreamFD: Int32, clientLeftover: [UInt8], toClientFirst: [UInt8],
          tunnel: TunnelContext, closeEvent: AuditEvent, identity: SessionIdentity, tuneSockets: Bool = false,
          quotaPlace: TunnelQuotaPlace? = nil, readClientFirst: Bool = false, inspector: TLSTunnelInspector? = nil) {
         self.context = context
@@ -52,22 +84,37 @@ final class TunnelRelay: IdleTracked {
         self.tunnel = tunnel
         self.closeEvent = closeEvent
         self.identity = identity
-        self.clientFD = clientFD
+        switch client {
+        case .plain(let fd):
+            clientFD = fd
+            clientTLS = nil
+        case .tls(let stream):
+            clientFD = stream.socket.fd
+            clientTLS = stream
+        }
         self.upstreamFD = upstreamFD
         self.tuneSockets = tuneSockets
         self.clientLeftover = clientLeftover
         self.toClientFirst = toClientFirst
         self.relayBytesToClient = UInt64(toClientFirst.count)
+        if clientTLS != nil {
+            upstreamStream = StreamSocket(fd: upstreamFD, loop: context.loop)
+        }
         if let inspector {
-            let client = StreamSocket(fd: clientFD, loop: context.loop)
-            let upstream = StreamSocket(fd: upstreamFD, loop: context.loop)
+            let plainClient = clientTLS == nil ? StreamSocket(fd: clientFD, loop: context.loop) : nil
+            let client: any RelayStream = clientTLS ?? plainClient!
+            let upstream = upstreamStream ?? StreamSocket(fd: upstreamFD, loop: context.loop)
+            inspectedPlainClient = plainClient
+            upstreamStream = upstream
             if tuneSockets {
-                client.tuneForRelay()
+                plainClient?.tuneForRelay()
                 upstream.tuneForRelay()
             }
             phase = .inspecting(TunnelInspection(loop: context.loop, scratch: context.scratch, client: client,
                                                  upstream: upstream, inspector: inspector,
                                                  settings: context.shared.settings.tlsInspection))
+        } else if clientTLS != nil {
+            phase = .handingOver(nil)
         } else {
             phase = .splicing(SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
                                          initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
@@ -79,6 +126,8 @@ final class TunnelRelay: IdleTracked {
         switch phase {
         case .inspecting(let inspection): return inspection.lastActivity
         case .splicing(let pump): return pump.lastActivity
+        case .handingOver(let prelude): return prelude?.lastActivity ?? monotonicNanos()
+        case .pumping(let pump): return pump.lastActivity
         case .ended: return monotonicNanos()
         }
     }
@@ -92,7 +141,10 @@ final class TunnelRelay: IdleTracked {
             }
         case .splicing(let pump):
             splice(pump)
-        case .ended:
+        case .handingOver:
+            preludeUp = UInt64(clientLeftover.count)
+            handOverToTLSPump(toUpstream: clientLeftover, toClient: toClientFirst)
+        case .pumping, .ended:
             preconditionFailure("a tunnel relay starts once")
         }
     }
@@ -102,11 +154,18 @@ final class TunnelRelay: IdleTracked {
         inspectedUp = inspection.bytesUp
         inspectedDown = inspection.bytesDown
         switch outcome {
+        case .relay(let toUpstream, let toClient) where clientTLS != nil:
+            handOverToTLSPump(toUpstream: toUpstream, toClient: toClient)
         case .relay(let toUpstream, let toClient):
             handedUp = UInt64(toUpstream.count)
             handedDown = UInt64(toClient.count)
-            // The inspection's sockets stopped watching; the pump registers the fds again.
-            let pump = SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
+            guard let client = inspectedPlainClient, let upstream = upstreamStream else {
+                preconditionFailure("an inspected plain tunnel reads through its sockets")
+            }
+            inspectedPlainClient = nil
+            upstreamStream = nil
+            // The pump registers the fds again before the loop next waits, taking over their entries.
+            let pump = SplicePump(a: client.detachFD(), b: upstream.detachFD(), loop: context.loop, pipes: context.pipes,
                                   initialBytesAtoB: toUpstream, initialBytesBtoA: toClient)
             phase = .splicing(pump)
             splice(pump, readClientFirst: false)
@@ -117,6 +176,35 @@ final class TunnelRelay: IdleTracked {
         case .failed(let reason):
             phase = .ended
             recordClose(abortReason ?? reason, detail: nil, up: inspectedUp, down: inspectedDown)
+            context.shared.connectionClosed(identity)
+        }
+    }
+
+    /// Writes what each side is owed through the streams, then gives both sockets to a
+    /// `TLSRelayPump` (OpenSSL's buffered input included: the pump reads it first).
+    private func handOverToTLSPump(toUpstream: [UInt8], toClient: [UInt8]) {
+        guard let clientTLS, let upstreamStream else { preconditionFailure("the TLS path needs a TLS client") }
+        guard toUpstream.isEmpty && toClient.isEmpty else {
+            let prelude = TunnelPrelude(client: clientTLS, upstream: upstreamStream)
+            phase = .handingOver(prelude)
+            return prelude.start(toClient: toClient, toUpstream: toUpstream) { [self] failure in
+                guard let failure else { return handOverToTLSPump(toUpstream: [], toClient: []) }
+                phase = .ended
+                clientTLS.close()
+                upstreamStream.close()
+                recordClose(abortReason ?? failure, detail: nil, up: inspectedUp + preludeUp, down: inspectedDown)
+                context.shared.connectionClosed(identity)
+            }
+        }
+        clientTLS.pauseReading()
+        upstreamStream.pauseReading()
+        _ = clientTLS.socket.detachFD()
+        _ = upstreamStream.detachFD()
+        let pump = TLSRelayPump(a: .tls(clientTLS.connection), b: .plain(upstreamFD), loop: context.loop,
+                                buffers: context.relayBuffers)
+        phase = .pumping(pump)
+        pump.start { [self] result in
+            finished(result)
             context.shared.connectionClosed(identity)
         }
     }
@@ -141,6 +229,8 @@ final class TunnelRelay: IdleTracked {
         switch phase {
         case .inspecting(let inspection): return inspection.stalledSince
         case .splicing(let pump): return pump.stalledSince
+        case .handingOver(let prelude): return prelude?.stalledSince
+        case .pumping(let pump): return pump.stalledSince
         case .ended: return nil
         }
     }
@@ -158,6 +248,8 @@ final class TunnelRelay: IdleTracked {
         switch phase {
         case .inspecting(let inspection): inspection.abort(reason)
         case .splicing(let pump): pump.abort()
+        case .handingOver(let prelude): prelude?.abort(reason)
+        case .pumping(let pump): pump.abort()
         case .ended: break
         }
     }
@@ -177,6 +269,12 @@ final class TunnelRelay: IdleTracked {
         case .error(let error):
             context.shared.logger.log(.notice, "relay-error session=\(identity.session) \(error)")
             reason = .internalError
+        }
+        guard clientTLS == nil else {
+            // The pump sends nothing it was handed: the prelude wrote it, inspection or
+            // `preludeUp` counted it.
+            return recordClose(reason, detail: nil, up: inspectedUp + preludeUp + result.bytesAtoB,
+                               down: inspectedDown + result.bytesBtoA)
         }
         let spliced = tlsFacts == nil ? result.bytesBtoA.subtractingClamped(relayBytesToClient)
             : result.bytesBtoA.subtractingClamped(handedDown)

@@ -8,10 +8,20 @@ import Synchronization
 /// connections they accepted go on), the rest kept with their sockets, so a reload never
 /// leaves open a port the config no longer names and never drops a client in a backlog.
 final class ListenerSet: Sendable {
-    /// What a listener speaks: HTTP proxy, or a static forward's raw TCP.
+    /// What a listener speaks: HTTP proxy, HTTP proxy inside TLS, or a static forward's raw TCP.
     enum Kind: Equatable, Sendable {
         case proxy
+        case tlsProxy
         case forward
+
+        /// The word the ready line and reload refusals use.
+        var label: String {
+            switch self {
+            case .proxy: "proxy"
+            case .tlsProxy: "tls"
+            case .forward: "forward"
+            }
+        }
     }
 
     /// Where a forward listener relays to; a reload that changes the `forward` line changes
@@ -38,10 +48,14 @@ final class ListenerSet: Sendable {
         let listener: TCPListener
         /// The forward's target, for `.forward` entries.
         let route: ForwardRoute?
+        /// The `listen … tls` line, for `.tlsProxy` entries: each accepted connection looks
+        /// up the current context by it (`TLSContexts.listener`).
+        var tlsKey: TLSListenerKey? = nil
 
-        /// `127.0.0.1:3128`, or `forward:127.0.0.1:2222`: the ready line's spelling.
+        /// `127.0.0.1:3128`, `tls:127.0.0.1:3129` or `forward:127.0.0.1:2222`: the ready
+        /// line's spelling.
         var name: String {
-            kind == .proxy ? listener.localAddress.description : "forward:\(listener.localAddress.description)"
+            kind == .proxy ? listener.localAddress.description : "\(kind.label):\(listener.localAddress.description)"
         }
     }
 
@@ -60,7 +74,7 @@ final class ListenerSet: Sendable {
 
     private let entries = Mutex<[Entry]>([])
 
-    /// Every listener now, in config order (proxy listeners first).
+    /// Every listener now, in config order (proxy listeners first, then TLS proxies, then forwards).
     var all: [Entry] { entries.withLock { $0 } }
 
     /// Binds every listener `config` names; throws (closing what it bound) if one fails.
@@ -69,8 +83,10 @@ final class ListenerSet: Sendable {
     }
 
     /// Binds what `config` adds and works out what it keeps and removes; nothing takes
-    /// effect until `commit`. Throws, with nothing changed and whatever it bound closed, when
-    /// a new listener cannot be bound or an address changes kind (proxy ↔ forward), which
+    /// effect until `commit`. A kept TLS listener keeps its key (the nth socket of an
+    /// address matches the nth line of it) and so finds the reload's new context. Throws,
+    /// with nothing changed and whatever it bound closed, when a new listener cannot be
+    /// bound or an address changes kind (proxy, TLS proxy, forward), which
     /// would need the old socket closed before the new one is bound.
     func prepare(_ config: RelayConfig) throws -> Change {
         try prepare(config, current: all)
@@ -88,12 +104,14 @@ final class ListenerSet: Sendable {
     }
 
     private func prepare(_ config: RelayConfig, current: [Entry]) throws -> Change {
-        let wanted: [(Kind, ListenAddress, ForwardDirective?)] = config.listeners.map { (.proxy, $0, nil) }
-            + config.forwards.map { (.forward, $0.listen, $0) }
+        let tlsKeys = TLSListenerKey.keys(config.tlsListeners)
+        let wanted: [(Kind, ListenAddress, ForwardDirective?, TLSListenerKey?)] = config.listeners.map { (.proxy, $0, nil, nil) }
+            + tlsKeys.map { (.tlsProxy, $0.address, nil, $0) }
+            + config.forwards.map { (.forward, $0.listen, $0, nil) }
         var unmatched = current
         var change = Change(entries: [], added: [], removed: [], retargeted: [])
         do {
-            for (kind, address, forward) in wanted {
+            for (kind, address, forward, tlsKey) in wanted {
                 if let index = unmatched.firstIndex(where: { $0.kind == kind && $0.configured == address }) {
                     let kept = unmatched.remove(at: index)
                     if let forward, let route = kept.route {
@@ -105,12 +123,11 @@ final class ListenerSet: Sendable {
                     change.entries.append(kept)
                     continue
                 }
-                if address.port != 0, unmatched.contains(where: { $0.configured == address }) {
-                    throw ReloadRefusal("\(address) changes from \(kind == .proxy ? "forward" : "proxy") to "
-                                           + "\(kind == .proxy ? "proxy" : "forward") listener: restart to apply")
+                if address.port != 0, let other = unmatched.first(where: { $0.configured == address }) {
+                    throw ReloadRefusal("\(address) changes from \(other.kind.label) to \(kind.label) listener: restart to apply")
                 }
                 let entry = Entry(kind: kind, configured: address, listener: try Self.bind(address),
-                                  route: forward.map(ForwardRoute.init))
+                                  route: forward.map(ForwardRoute.init), tlsKey: tlsKey)
                 change.added.append(entry)
                 change.entries.append(entry)
             }

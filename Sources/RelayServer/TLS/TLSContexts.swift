@@ -20,6 +20,9 @@ struct TLSContexts: Sendable {
 
     /// The HTTPS listeners' contexts, in `RelayConfig.tlsListeners` order.
     let listeners: [TLSContext]
+    /// Each listener context's line, in `listeners` order: what an accepting socket looks
+    /// its context up by, so a socket kept across a reload uses the context just built.
+    let listenerKeys: [TLSListenerKey]
     private let upstreamByRule: [String: TLSContext]
     /// For a request whose rule is not in the table (it cannot happen for an allowed rule;
     /// kept so that the relay's TLS always has verified defaults to fall back on).
@@ -65,8 +68,15 @@ struct TLSContexts: Sendable {
         } else {
             defaultUpstream = try TLSContext.client(caFile: nil, verify: true, versions: TLSProtocols(config.tlsVersions))
         }
-        return TLSContexts(listeners: listeners, upstreamByRule: byRule, defaultUpstream: defaultUpstream,
+        return TLSContexts(listeners: listeners, listenerKeys: TLSListenerKey.keys(config.tlsListeners),
+                           upstreamByRule: byRule, defaultUpstream: defaultUpstream,
                            warnings: warnings)
+    }
+
+    /// The server context of the `listen … tls` line `key` names; nil when this
+    /// configuration has no such line.
+    func listener(_ key: TLSListenerKey) -> TLSContext? {
+        listenerKeys.firstIndex(of: key).map { listeners[$0] }
     }
 
     /// The client context for the relay's own TLS to a server allowed by `rule`.

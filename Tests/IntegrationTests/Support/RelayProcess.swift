@@ -63,6 +63,8 @@ struct AnnouncedListener: Sendable, Equatable {
     var address: String
     var port: UInt16
     var isForward: Bool
+    /// An HTTPS proxy listener (`tls:` on the ready line).
+    var isTLS = false
 }
 
 /// A running `dynrelay serve` on ephemeral loopback ports, with its config and state in a
@@ -84,7 +86,8 @@ final class RelayProcess: @unchecked Sendable {
     private(set) var listeners: [AnnouncedListener] = []
 
     var pid: Int32 { process.processIdentifier }
-    var proxyPort: UInt16 { listeners.first { !$0.isForward }?.port ?? 0 }
+    var proxyPort: UInt16 { listeners.first { !$0.isForward && !$0.isTLS }?.port ?? 0 }
+    var tlsPorts: [UInt16] { listeners.filter(\.isTLS).map(\.port) }
     var forwardPorts: [UInt16] { listeners.filter(\.isForward).map(\.port) }
     var auditPath: String { stateDir + "/audit.db" }
     var audit: AuditDB { AuditDB(path: auditPath) }
@@ -158,14 +161,16 @@ final class RelayProcess: @unchecked Sendable {
         for raw in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !raw.isEmpty {
             var entry = raw
             var isForward = false
+            var isTLS = false
             if let bracket = entry.firstIndex(where: { $0 == "[" || $0.isNumber }), bracket != entry.startIndex {
                 isForward = entry[..<bracket].lowercased().contains("forward")
+                isTLS = entry[..<bracket].lowercased().hasPrefix("tls")
                 entry = String(entry[bracket...])
             }
             guard let colon = entry.lastIndex(of: ":"), let port = UInt16(entry[entry.index(after: colon)...]), port != 0 else {
                 throw HarnessError("cannot parse listener '\(raw)' in ready line '\(list)'")
             }
-            result.append(AnnouncedListener(address: String(entry[..<colon]), port: port, isForward: isForward))
+            result.append(AnnouncedListener(address: String(entry[..<colon]), port: port, isForward: isForward, isTLS: isTLS))
         }
         guard !result.isEmpty else { throw HarnessError("ready line lists no listeners: '\(list)'") }
         return result
