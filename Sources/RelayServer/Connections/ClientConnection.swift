@@ -33,21 +33,6 @@ final class ClientConnection: IdleTracked {
         case linger
     }
 
-    /// How the upstream is carried: a tunnel needs the plain socket's descriptor to splice,
-    /// so only `.plain` can become one.
-    private enum UpstreamTransport {
-        case plain(StreamSocket)
-        /// The relay's own TLS to the app server.
-        case tls(TLSStream)
-
-        var stream: any RelayStream {
-            switch self {
-            case .plain(let socket): socket
-            case .tls(let stream): stream
-            }
-        }
-    }
-
     /// The connected upstream and what is only true while it exists.
     private struct Upstream {
         let transport: UpstreamTransport
