@@ -123,8 +123,12 @@ public final class TLSRelayPump {
         let budgetSpent = [aToB, bToA].map(run).contains(true)
         guard isRelaying else { return }
         if budgetSpent && !passScheduled {
+            // After the loop's next poll, not before it: work added before a wait runs in the
+            // same cycle, so a tunnel whose peers keep up would never let the loop wait, and
+            // every other connection and timer on it would starve.
             passScheduled = true
-            loop.beforeNextWait { [weak self] in self?.pass() }
+            let pump = LoopBound(self, on: loop)
+            loop.execute { pump.value.pass() }
         }
         updateInterest()
     }

@@ -133,12 +133,13 @@ public final class TLSConnection {
         }
     }
 
-    /// True when OpenSSL holds input the socket will not announce again: decrypted bytes not
-    /// yet read, or a whole record already taken from the socket. A reader that stops before
-    /// `.wantRead` must come back for these by itself.
+    /// True when OpenSSL holds decrypted input the socket will not announce again. A reader
+    /// that stops before `.wantRead` must come back for it by itself. (Not `SSL_has_pending`:
+    /// that is also true of part of a record still waiting for the rest, and coming back for
+    /// it would spin the loop until the rest arrives.)
     public var hasBufferedInput: Bool {
         guard let ssl = liveSSL else { return false }
-        return SSL_has_pending(ssl) == 1
+        return SSL_pending(ssl) > 0
     }
 
     /// Sends close_notify once, best effort and without waiting for the peer's: the write

@@ -381,7 +381,11 @@ final class ClientConnection: IdleTracked {
 
     private func audit(_ entry: AuditEntry, awaitCommit: Bool) {
         var entry = entry
-        upstreamTLSFacts?.annotate(&entry)
+        // An open row is written before its connect: only one sent on the kept-alive TLS link
+        // in use carries that link's TLS; a new connection's facts are not known yet.
+        if entry.event != .requestOpen || upstream != nil {
+            upstreamTLSFacts?.annotate(&entry)
+        }
         guard awaitCommit else {
             return context.shared.audit.record(entry, identity: identity)
         }

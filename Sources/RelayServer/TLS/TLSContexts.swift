@@ -23,6 +23,8 @@ struct TLSContexts: Sendable {
     /// Each listener context's line, in `listeners` order: what an accepting socket looks
     /// its context up by, so a socket kept across a reload uses the context just built.
     let listenerKeys: [TLSListenerKey]
+    /// Each listener's TLS settings, in `listeners` order.
+    private let listenerSettings: [ListenerTLSConfig]
     private let upstreamByRule: [String: TLSContext]
     /// For a request whose rule is not in the table (it cannot happen for an allowed rule;
     /// kept so that the relay's TLS always has verified defaults to fall back on).
@@ -35,9 +37,17 @@ struct TLSContexts: Sendable {
         throws(TLSSetupError) -> TLSContexts {
         var warnings: [String] = []
         var listeners: [TLSContext] = []
+        let keys = TLSListenerKey.keys(config.tlsListeners)
         for (index, listener) in config.tlsListeners.enumerated() {
             let tls = listener.tls
-            let inherited = previous.flatMap { index < $0.listeners.count ? $0.listeners[index] : nil }
+            // Ticket keys pass only to the same listener, and only if what it trusts for client
+            // certificates is unchanged: a ticket restores the verified peer certificate, so
+            // one issued under another CA must not resume.
+            var inherited = previous?.listener(keys[index])
+            if let old = previous?.listenerConfig(keys[index]), old.clientCAFile != tls.clientCAFile
+                || old.requireClientCertificate != tls.requireClientCertificate {
+                inherited = nil
+            }
             listeners.append(try TLSContext.server(certificateFile: tls.certificateFile, keyFile: tls.keyFile,
                                                    clientCAFile: tls.clientCAFile,
                                                    requireClientCertificate: tls.requireClientCertificate,
@@ -68,8 +78,8 @@ struct TLSContexts: Sendable {
         } else {
             defaultUpstream = try TLSContext.client(caFile: nil, verify: true, versions: TLSProtocols(config.tlsVersions))
         }
-        return TLSContexts(listeners: listeners, listenerKeys: TLSListenerKey.keys(config.tlsListeners),
-                           upstreamByRule: byRule, defaultUpstream: defaultUpstream,
+        return TLSContexts(listeners: listeners, listenerKeys: keys,
+                           listenerSettings: config.tlsListeners.map(\.tls), upstreamByRule: byRule, defaultUpstream: defaultUpstream,
                            warnings: warnings)
     }
 
@@ -77,6 +87,11 @@ struct TLSContexts: Sendable {
     /// configuration has no such line.
     func listener(_ key: TLSListenerKey) -> TLSContext? {
         listenerKeys.firstIndex(of: key).map { listeners[$0] }
+    }
+
+    /// The TLS settings of the `listen … tls` line `key` names.
+    func listenerConfig(_ key: TLSListenerKey) -> ListenerTLSConfig? {
+        listenerKeys.firstIndex(of: key).map { listenerSettings[$0] }
     }
 
     /// The client context for the relay's own TLS to a server allowed by `rule`.
