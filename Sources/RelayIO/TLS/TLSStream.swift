@@ -55,7 +55,13 @@ public final class TLSStream: RelayStream {
             readWaitsForWritable = true
             socket.whenWritable { [weak self] in self?.socketWritable() }
             return .wouldBlock
-        case .closed, .eof: return .eof
+        case .closed: return .eof
+        case .eof:
+            // A server's TCP EOF without close_notify may be a cut, not an end: a response
+            // delimited by the close must not pass as whole, so the relay's own TLS to an app
+            // server reads it as a failure. A client that skips close_notify only ends.
+            guard case .client = connection.role else { return .eof }
+            return .error(IOError("tls read (the server closed without close_notify)", errno: ECONNRESET))
         case .failed(let failure):
             self.failure = failure
             return .error(IOError("tls read", errno: ECONNRESET))
