@@ -42,43 +42,18 @@ enum OpenSSLTool {
 final class OpenSSLServer: @unchecked Sendable {
     /// What the server's `-www` answer starts with.
     static let answer = "HTTP/1.0 200 ok"
-    let port: UInt16
     let version: String?
-    private let process = Process()
+    private let server: TLSAppServer
 
     init(certificate: TestCertificate, version: String? = nil) throws {
         self.version = version
-        port = try TestListener.refusedPort()
-        process.executableURL = URL(fileURLWithPath: OpenSSLTool.path)
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate.certPath,
-                             "-key", certificate.keyPath, "-www", "-quiet"]
-            + (version.map(OpenSSLTool.versionFlags) ?? [])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let probe = try? TestSocket.connect(port: port) {
-                probe.close()
-                return
-            }
-            usleep(20_000)
-        }
-        stop()
-        throw HarnessError("openssl s_server did not listen on \(port)")
+        server = try TLSAppServer(cert: certificate.certPath, key: certificate.keyPath,
+                                  options: version.map(OpenSSLTool.versionFlags) ?? [])
     }
 
-    func stop() {
-        if process.isRunning {
-            // SIGKILL: a child of Foundation's Process can inherit the test thread's blocked
-            // SIGTERM and would never see terminate().
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    var port: UInt16 { server.port }
 
-    deinit { stop() }
+    func stop() { server.stop() }
 }
 
 /// One `openssl s_client` run that sends `GET /` once its handshake completes, and what it

@@ -5,9 +5,8 @@ import Glibc
 /// self-signed certificate. Its answer to `GET /` contains `greeting`.
 final class TLSOrigin: @unchecked Sendable {
     static let greeting = "s_server"
-    let port: UInt16
     private let directory: TempDirectory
-    private let process = Process()
+    private let server: TLSAppServer
 
     init() throws {
         directory = try TempDirectory()
@@ -17,35 +16,12 @@ final class TLSOrigin: @unchecked Sendable {
             "-keyout", key, "-out", cert, "-subj", "/CN=localhost", "-days", "1",
         ])
         guard made.status == 0 else { throw HarnessError("openssl req: \(made.stderr)") }
-        port = try TestListener.refusedPort()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key, "-www", "-quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let probe = try? TestSocket.connect(port: port) {
-                probe.close()
-                return
-            }
-            usleep(20_000)
-        }
-        stop()
-        throw HarnessError("openssl s_server did not listen on \(port)")
+        server = try TLSAppServer(cert: cert, key: key)
     }
 
-    func stop() {
-        if process.isRunning {
-            // SIGKILL: a child of Foundation's Process can inherit the test thread's blocked
-            // SIGTERM and would never see terminate().
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    var port: UInt16 { server.port }
 
-    deinit { stop() }
+    func stop() { server.stop() }
 }
 
 /// `openssl s_client -proxy … -proxy_user … -proxy_pass pass:…`: TLS through an
