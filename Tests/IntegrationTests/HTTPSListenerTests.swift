@@ -91,6 +91,30 @@ extension IntegrationSuite {
             #expect(rows.first?["client"] == "127.0.0.1")
         }
 
+        @Test("a client that stops mid-handshake is closed at the header timeout, counted, and another client is served meanwhile")
+        func stalledHandshakeTimesOut() throws {
+            let certs = try TestCertificates()
+            let origin = try CannedHTTPOrigin(reply: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", closeAfter: true)
+            let relay = try RelayProcess(config: Self.config(certs, server: try certs.issueServer(), extra: "header-timeout 1s\n",
+                                                             upstreamPorts: [origin.port]))
+            defer { relay.stop() }
+            let port = try #require(relay.tlsPorts.first)
+            let stalled = try TestSocket.connect(port: port)
+            defer { stalled.close() }
+            // A handshake record's header and two bytes of its ClientHello, then nothing.
+            try stalled.write([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00])
+            let target = "127.0.0.1:\(origin.port)"
+            let served = try Self.sClient(port, ["-CAfile", certs.caCert, "-quiet"],
+                                          input: "CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(served.stdoutText.hasSuffix("hello"), "the other client is served meanwhile: \(served.stdoutText)")
+            let started = Date()
+            let answer = (try? stalled.readToEOF(limit: 4096)) ?? []
+            #expect(Date().timeIntervalSince(started) < 5, "closed at the header timeout, not the idle one")
+            #expect(!answer.contains(0x17), "no application data to a client that never finished its handshake")
+            let rows = relay.audit.waitForEvents(where: "event = 'refused' AND reason LIKE 'header-timeout%'")
+            #expect(rows.count == 1, "\(relay.audit.dump())\n\(relay.stderr)")
+        }
+
         @Test("a TLS 1.1-only client against the default versions is refused tls-version-refused")
         func tls11IsRefused() throws {
             let certs = try TestCertificates()
