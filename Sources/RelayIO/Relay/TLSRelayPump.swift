@@ -33,6 +33,9 @@ public final class TLSRelayPump {
         var end = 0
         var bytes: UInt64 = 0
         var finished = false
+        /// The sender ended and everything it sent is delivered; the end itself (close_notify,
+        /// then FIN) waits for the receiver's socket to take it.
+        var closing = false
         /// What the last step waited for: the descriptor (of `from` or `to`) and how.
         var waiting: (fd: Int32, on: TLSRelaySide.Wait)?
         var stalledSince: UInt64?
@@ -146,6 +149,10 @@ public final class TLSRelayPump {
 
     /// One read or one write; true when it moved bytes or ended the stream.
     private func step(_ direction: Direction) -> Bool {
+        if direction.closing {
+            passEnd(direction)
+            return false
+        }
         guard let buffer = direction.buffer else { return false }
         if direction.start < direction.end {
             let pending = UnsafeRawBufferPointer(rebasing: buffer[direction.start..<direction.end])
@@ -185,8 +192,18 @@ public final class TLSRelayPump {
 
     /// `direction` delivered everything up to its sender's end: pass the end on.
     private func finish(_ direction: Direction) {
+        direction.closing = true
+        passEnd(direction)
+    }
+
+    /// Sends the end on, or waits for the receiver's socket to take it.
+    private func passEnd(_ direction: Direction) {
+        guard direction.to.shutdownWrite() else {
+            direction.waiting = (direction.to.fd, .writable)
+            return
+        }
+        direction.closing = false
         direction.finished = true
-        direction.to.shutdownWrite()
         if aToB.finished && bToA.finished { end(.bothClosed) }
     }
 

@@ -77,10 +77,12 @@ public enum TLSRelaySide {
         }
     }
 
-    /// Passes an ended stream on: close_notify for TLS, then a FIN either way.
-    func shutdownWrite() {
-        if case .tls(let connection) = self { connection.shutdown() }
+    /// Passes an ended stream on: close_notify for TLS, then a FIN either way. False while
+    /// the close_notify waits for the socket: call again once writable (the FIN follows it).
+    func shutdownWrite() -> Bool {
+        if case .tls(let connection) = self, !connection.shutdown() { return false }
         _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+        return true
     }
 
     /// Frees the TLS state (if any) and closes the descriptor.

@@ -145,11 +145,18 @@ public final class TLSConnection {
     /// Sends close_notify once, best effort and without waiting for the peer's: the write
     /// side of the stream ends (reading goes on). Does nothing after a fatal error. The
     /// caller shuts the socket's write side down after it if it wants a FIN too.
-    public func shutdown() {
-        guard let ssl = liveSSL, SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN == 0 else { return }
+    ///
+    /// Returns false while the alert waits for the socket to take it (call again once
+    /// writable, before any FIN, or the peer reads a cut instead of an end); true once it is
+    /// out, or there is nothing more to do.
+    @discardableResult
+    public func shutdown() -> Bool {
+        guard let ssl = liveSSL else { return true }
         ERR_clear_error()
-        _ = SSL_shutdown(ssl)
+        let result = SSL_shutdown(ssl)
+        let pending = result < 0 && SSL_get_error(ssl, result) == SSL_ERROR_WANT_WRITE
         ERR_clear_error()
+        return !pending
     }
 
     /// Releases the OpenSSL state (idempotent); the descriptor stays open.
