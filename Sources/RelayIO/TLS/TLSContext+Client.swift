@@ -5,7 +5,7 @@ extension TLSContext {
     ///
     /// - `caFile`: PEM CAs to trust instead of the system store.
     /// - `verify`: check the server's certificate and name (`false` only by explicit config).
-    /// - `sessionCacheCapacity`: upstreams whose last session is kept for resumption.
+    /// - `sessionCacheCapacity`: upstreams whose most recent TLS session is kept for resumption.
     public static func client(caFile: String? = nil, verify: Bool = true, versions: TLSProtocols,
                               sessionCacheCapacity: Int = 256) throws(TLSSetupError) -> TLSContext {
         let handle = try makeHandle(TLS_client_method())
