@@ -26,16 +26,10 @@ public enum TLSVersion: UInt16, Sendable, CaseIterable, Comparable, CustomString
         }
     }
 
-    /// `TLSv1.2`: the name OpenSSL's `SSL_get_version` gives, written in the audit trail's
-    /// `tls_version` column so that the tunnel's version read from its ServerHello and the
-    /// relay's own TLS read from OpenSSL read alike.
+    /// `TLSv1.2`: how the audit trail's TLS version columns spell it, whether read from a
+    /// tunnel's ServerHello or from the relay's own TLS (OpenSSL's `SSL_get_version` agrees,
+    /// except that it says `TLSv1` for 1.0).
     public var auditName: String { "TLSv" + number }
-
-    /// Parses an audit name (`TLSv1.2`) back.
-    public init?(auditName: String) {
-        guard let version = TLSVersion.allCases.first(where: { $0.auditName == auditName }) else { return nil }
-        self = version
-    }
 
     public var description: String { auditName }
 

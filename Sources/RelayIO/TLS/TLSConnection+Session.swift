@@ -3,10 +3,16 @@ import COpenSSL
 /// What the handshake settled, for the audit trail and for authentication by certificate.
 /// Read after `handshake()` returned `.done`; nil before, or once freed.
 extension TLSConnection {
-    /// The negotiated version as `SSL_get_version` names it: "TLSv1.3".
+    /// The negotiated version as `SSL_get_version` names it: "TLSv1.3" (and "TLSv1" for 1.0).
     public var protocolVersion: String? {
         guard let ssl = handle, SSL_is_init_finished(ssl) == 1 else { return nil }
         return String(cString: SSL_get_version(ssl))
+    }
+
+    /// The negotiated version's wire code (`0x0304` for TLS 1.3).
+    public var protocolWireVersion: UInt16? {
+        guard let ssl = handle, SSL_is_init_finished(ssl) == 1 else { return nil }
+        return UInt16(truncatingIfNeeded: SSL_version(ssl))
     }
 
     /// The cipher suite by OpenSSL's name (`TLS_AES_256_GCM_SHA384`,

@@ -19,7 +19,6 @@ final class ClientTLSHandshake: IdleTracked {
     private let connection: TLSConnection
     private var identity: SessionIdentity
     private var timer: LoopTimer?
-    private var readingStarted = false
     private var done = false
     private(set) var lastActivity = monotonicNanos()
 
@@ -66,19 +65,11 @@ final class ClientTLSHandshake: IdleTracked {
     private func step() {
         guard !done else { return }
         lastActivity = monotonicNanos()
-        switch connection.handshake() {
+        switch connection.stepHandshake(over: socket, next: { [self] in step() }) {
         case .done:
             established()
-        case .wantRead:
-            if readingStarted {
-                socket.resumeReading()
-            } else {
-                readingStarted = true
-                socket.startReading { [self] in step() }
-            }
-        case .wantWrite:
-            socket.pauseReading()
-            socket.whenWritable { [self] in step() }
+        case .waiting:
+            break
         case .failed(let failure):
             refuse(failure.reason(asUpstream: false), detail: failure.detail)
         }
@@ -86,8 +77,7 @@ final class ClientTLSHandshake: IdleTracked {
 
     private func established() {
         end()
-        socket.pauseReading()
-        identity.clientTLSVersion = connection.protocolVersion
+        identity.clientTLSVersion = connection.auditVersion
         identity.clientTLSCipher = connection.cipherName
         let stream = TLSStream(socket: socket, connection: connection)
         ClientConnection(context: context, client: stream, tls: connection, identity: identity).start()

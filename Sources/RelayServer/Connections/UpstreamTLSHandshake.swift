@@ -58,15 +58,11 @@ final class UpstreamTLSHandshake {
 
     private func step() {
         guard completion != nil, let connection else { return }
-        switch connection.handshake() {
+        switch connection.stepHandshake(over: socket, next: { [weak self] in self?.step() }) {
         case .done:
-            socket.pauseReading()
             finish(.established(TLSStream(socket: socket, connection: connection)))
-        case .wantRead:
-            socket.startReading { [weak self] in self?.step() }
-        case .wantWrite:
-            socket.pauseReading()
-            socket.whenWritable { [weak self] in self?.step() }
+        case .waiting:
+            break
         case .failed(let failure):
             finish(.failed(failure))
         }

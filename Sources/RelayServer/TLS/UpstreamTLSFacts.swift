@@ -17,15 +17,9 @@ struct UpstreamTLSFacts: Equatable {
 
     init(resolved: String, connection: TLSConnection, serverName: String?) {
         self.resolved = resolved
-        version = connection.protocolVersion.flatMap(Self.auditVersion(openSSLName:))
+        version = connection.auditVersion
         cipher = connection.cipherName
         self.serverName = serverName
-    }
-
-    /// OpenSSL calls TLS 1.0 `TLSv1`; every other version already reads as its audit name.
-    static func auditVersion(openSSLName: String) -> String? {
-        let version = openSSLName == "TLSv1" ? TLSVersion.tls1_0 : TLSVersion(auditName: openSSLName)
-        return version?.auditName ?? openSSLName
     }
 
     /// Fills the TLS columns of `entry` when it is a row of an exchange on this connection.
