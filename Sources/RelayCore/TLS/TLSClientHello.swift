@@ -47,24 +47,12 @@ struct TLSClientHello: Equatable {
         var supportedVersions: [TLSVersion]?
         serverName = .absent
         encryptedClientHello = false
-        // A hello of TLS 1.0-1.2 may end here, without an extensions block.
-        if !reader.isAtEnd {
-            var extensions = try reader.vector(lengthBytes: 2, "extensions")
-            try reader.expectEnd()
-            var seen = Set<UInt16>()
-            while !extensions.isAtEnd {
-                let type = try extensions.u16()
-                let data = try extensions.vector(lengthBytes: 2, "extension 0x\(String(type, radix: 16))")
-                // Two copies of one extension could show the relay one name and the server another.
-                guard seen.insert(type).inserted else {
-                    throw .malformed("extension 0x\(String(type, radix: 16)) appears twice")
-                }
-                switch type {
-                case Self.serverNameExtension: serverName = try Self.serverName(data)
-                case Self.supportedVersionsExtension: supportedVersions = try Self.supportedVersions(data)
-                case Self.encryptedClientHelloExtension: encryptedClientHello = true
-                default: break
-                }
+        for (type, data) in try reader.helloExtensions(of: "ClientHello") {
+            switch type {
+            case Self.serverNameExtension: serverName = try Self.serverName(data)
+            case Self.supportedVersionsExtension: supportedVersions = try Self.supportedVersions(data)
+            case Self.encryptedClientHelloExtension: encryptedClientHello = true
+            default: break
             }
         }
         if let supportedVersions {

@@ -26,21 +26,11 @@ struct TLSServerHello: Equatable {
         cipherSuite = try reader.u16()
         _ = try reader.u8()
         var selected: UInt16?
-        if !reader.isAtEnd {
-            var extensions = try reader.vector(lengthBytes: 2, "extensions")
-            try reader.expectEnd()
-            var seen = Set<UInt16>()
-            while !extensions.isAtEnd {
-                let type = try extensions.u16()
-                var data = try extensions.vector(lengthBytes: 2, "extension 0x\(String(type, radix: 16))")
-                guard seen.insert(type).inserted else {
-                    throw .malformed("extension 0x\(String(type, radix: 16)) appears twice in the ServerHello")
-                }
-                if type == TLSClientHello.supportedVersionsExtension {
-                    selected = try data.u16()
-                    try data.expectEnd()
-                }
-            }
+        for (type, data) in try reader.helloExtensions(of: "ServerHello")
+        where type == TLSClientHello.supportedVersionsExtension {
+            var data = data
+            selected = try data.u16()
+            try data.expectEnd()
         }
         if let selected {
             // RFC 8446 §4.2.1: the extension only ever selects 1.3 or later.

@@ -45,6 +45,27 @@ struct TLSWireReader {
         return TLSWireReader(try take(length, what), context: what)
     }
 
+    /// The extensions block that ends a hello (RFC 8446 §4.2), read to the end of the hello:
+    /// each extension's type and data in order, none when the hello ends before the block
+    /// (a TLS 1.0–1.2 hello may). One extension twice is refused: two copies could show the
+    /// relay one value and the peer another.
+    mutating func helloExtensions(of hello: String) throws(TLSInspectionRefusal) -> [(type: UInt16, data: TLSWireReader)] {
+        guard !isAtEnd else { return [] }
+        var block = try vector(lengthBytes: 2, "extensions")
+        try expectEnd()
+        var seen = Set<UInt16>()
+        var extensions: [(type: UInt16, data: TLSWireReader)] = []
+        while !block.isAtEnd {
+            let type = try block.u16()
+            let data = try block.vector(lengthBytes: 2, "extension 0x\(String(type, radix: 16))")
+            guard seen.insert(type).inserted else {
+                throw .malformed("extension 0x\(String(type, radix: 16)) appears twice in the \(hello)")
+            }
+            extensions.append((type, data))
+        }
+        return extensions
+    }
+
     /// Every byte not read yet, without moving.
     var unread: ArraySlice<UInt8> { bytes }
 
