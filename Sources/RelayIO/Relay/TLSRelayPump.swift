@@ -83,7 +83,7 @@ public final class TLSRelayPump {
     /// Since when a direction's receiver has taken none of its waiting bytes (the earlier
     /// of the two), nil while bytes move.
     public var stalledSince: UInt64? {
-        [aToB.stalledSince, bToA.stalledSince].compactMap { $0 }.min()
+        earliest(aToB.stalledSince, bToA.stalledSince)
     }
 
     /// Starts relaying; call on the loop, once. `completion` runs once, on the loop, after

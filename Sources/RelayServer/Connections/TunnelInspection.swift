@@ -55,10 +55,7 @@ final class TunnelInspection {
 
     /// Since when bytes for a side that takes none have waited, for the stall timeout.
     var stalledSince: UInt64? {
-        switch (toClient.stalledSince, toUpstream.stalledSince) {
-        case (let a?, let b?): return min(a, b)
-        case (let a, let b): return a ?? b
-        }
+        earliest(toClient.stalledSince, toUpstream.stalledSince)
     }
 
     /// Sends `toClientFirst` (the relay's own `200`, not payload), feeds `clientLeftover`

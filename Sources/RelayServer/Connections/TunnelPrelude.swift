@@ -20,7 +20,7 @@ final class TunnelPrelude {
 
     /// Since when queued bytes have waited for a side that takes none.
     var stalledSince: UInt64? {
-        [toClient.stalledSince, toUpstream.stalledSince].compactMap { $0 }.min()
+        earliest(toClient.stalledSince, toUpstream.stalledSince)
     }
 
     /// Queues the bytes; `done` runs once, on the loop: nil when all were written, else why
