@@ -29,6 +29,10 @@ public final class TLSRelayPump {
         let to: TLSRelaySide
         let fromIsA: Bool
         var buffer: UnsafeMutableRawBufferPointer?
+        /// Bytes owed to the receiver before anything read (the `200`, judged handshake
+        /// bytes), and how many of them went out.
+        var initial: [UInt8]
+        var initialSent = 0
         var start = 0
         var end = 0
         var bytes: UInt64 = 0
@@ -40,10 +44,11 @@ public final class TLSRelayPump {
         var waiting: (fd: Int32, on: TLSRelaySide.Wait)?
         var stalledSince: UInt64?
 
-        init(from: TLSRelaySide, to: TLSRelaySide, fromIsA: Bool) {
+        init(from: TLSRelaySide, to: TLSRelaySide, fromIsA: Bool, initial: [UInt8]) {
             self.from = from
             self.to = to
             self.fromIsA = fromIsA
+            self.initial = initial
         }
     }
 
@@ -64,14 +69,17 @@ public final class TLSRelayPump {
     /// Monotonic nanoseconds of the last pass that moved bytes (for idle sweeps).
     public private(set) var lastActivity: UInt64
 
-    /// Takes ownership of both sides (their descriptors and TLS state).
-    public init(a: TLSRelaySide, b: TLSRelaySide, loop: EventLoop, buffers: RelayBufferPool) {
+    /// Takes ownership of both sides (their descriptors and TLS state). `initialBytesAtoB`
+    /// and `initialBytesBtoA` are written before anything relayed, as `SplicePump`'s are
+    /// (through TLS on a TLS side), and counted with the bytes written.
+    public init(a: TLSRelaySide, b: TLSRelaySide, loop: EventLoop, buffers: RelayBufferPool,
+                initialBytesAtoB: [UInt8] = [], initialBytesBtoA: [UInt8] = []) {
         self.a = a
         self.b = b
         self.loop = loop
         self.buffers = buffers
-        aToB = Direction(from: a, to: b, fromIsA: true)
-        bToA = Direction(from: b, to: a, fromIsA: false)
+        aToB = Direction(from: a, to: b, fromIsA: true, initial: initialBytesAtoB)
+        bToA = Direction(from: b, to: a, fromIsA: false, initial: initialBytesBtoA)
         lastActivity = monotonicNanos()
     }
 
@@ -153,26 +161,21 @@ public final class TLSRelayPump {
             passEnd(direction)
             return false
         }
+        if direction.initialSent < direction.initial.count {
+            let sent = direction.initialSent
+            guard let count = direction.initial.withUnsafeBytes({ deliver(UnsafeRawBufferPointer(rebasing: $0[sent...]), direction) })
+            else { return false }
+            direction.initialSent += count
+            if direction.initialSent == direction.initial.count { direction.initial = []; direction.initialSent = 0 }
+            return true
+        }
         guard let buffer = direction.buffer else { return false }
         if direction.start < direction.end {
-            let pending = UnsafeRawBufferPointer(rebasing: buffer[direction.start..<direction.end])
-            switch direction.to.write(pending) {
-            case .moved(let count):
-                direction.start += count
-                direction.bytes += UInt64(count)
-                direction.stalledSince = nil
-                if direction.start == direction.end { direction.start = 0; direction.end = 0 }
-                return true
-            case .wait(let wait):
-                direction.waiting = (direction.to.fd, wait)
-                if direction.stalledSince == nil { direction.stalledSince = monotonicNanos() }
-                return false
-            case .ended:
-                return false
-            case .failed(let code, _):
-                end(direction.fromIsA ? .resetByB : .resetByA, cause: code)
-                return false
-            }
+            guard let count = deliver(UnsafeRawBufferPointer(rebasing: buffer[direction.start..<direction.end]), direction)
+            else { return false }
+            direction.start += count
+            if direction.start == direction.end { direction.start = 0; direction.end = 0 }
+            return true
         }
         switch direction.from.read(into: buffer) {
         case .moved(let count):
@@ -187,6 +190,26 @@ public final class TLSRelayPump {
         case .failed(let code, _):
             end(direction.fromIsA ? .resetByA : .resetByB, cause: code)
             return false
+        }
+    }
+
+    /// Writes `pending` to `direction`'s receiver: the count taken, or nil when it waits for
+    /// the socket, ended, or failed (and the relay ended).
+    private func deliver(_ pending: UnsafeRawBufferPointer, _ direction: Direction) -> Int? {
+        switch direction.to.write(pending) {
+        case .moved(let count):
+            direction.bytes += UInt64(count)
+            direction.stalledSince = nil
+            return count
+        case .wait(let wait):
+            direction.waiting = (direction.to.fd, wait)
+            if direction.stalledSince == nil { direction.stalledSince = monotonicNanos() }
+            return nil
+        case .ended:
+            return nil
+        case .failed(let code, _):
+            end(direction.fromIsA ? .resetByB : .resetByA, cause: code)
+            return nil
         }
     }
 

@@ -17,11 +17,11 @@ final class TunnelRelay: IdleTracked {
     }
 
     /// Where the tunnel is: its first round trip read by a `TunnelInspection`, then spliced
-    /// (plain client) or, for a TLS client, the bytes owed written and then pumped.
+    /// (plain client) or pumped (TLS client).
     private enum Phase {
         case inspecting(TunnelInspection)
         case splicing(SplicePump)
-        case handingOver(TunnelPrelude?)
+        /// A TLS client's relay, made but not yet started (no inspection), or running.
         case pumping(TLSRelayPump)
         case ended
     }
@@ -59,8 +59,6 @@ final class TunnelRelay: IdleTracked {
     /// the pump's fds.
     private var upstreamStream: StreamSocket?
     private var inspectedPlainClient: StreamSocket?
-    /// Payload the prelude sent up that inspection did not count (bytes behind the CONNECT).
-    private var preludeUp: UInt64 = 0
 
     /// A relay whose client is a plain descriptor.
     convenience init(context: LoopContext, clientFD: Int32, upstreamFD: Int32, clientLeftover: [UInt8],
@@ -113,8 +111,9 @@ final class TunnelRelay: IdleTracked {
             phase = .inspecting(TunnelInspection(loop: context.loop, scratch: context.scratch, client: client,
                                                  upstream: upstream, inspector: inspector,
                                                  settings: context.shared.settings.tlsInspection))
-        } else if clientTLS != nil {
-            phase = .handingOver(nil)
+        } else if let clientTLS, let upstreamStream {
+            phase = .pumping(Self.tlsPump(client: clientTLS, upstream: upstreamStream, context: context,
+                                          toUpstream: clientLeftover, toClient: toClientFirst))
         } else {
             phase = .splicing(SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
                                          initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
@@ -126,7 +125,6 @@ final class TunnelRelay: IdleTracked {
         switch phase {
         case .inspecting(let inspection): return inspection.lastActivity
         case .splicing(let pump): return pump.lastActivity
-        case .handingOver(let prelude): return prelude?.lastActivity ?? monotonicNanos()
         case .pumping(let pump): return pump.lastActivity
         case .ended: return monotonicNanos()
         }
@@ -141,10 +139,9 @@ final class TunnelRelay: IdleTracked {
             }
         case .splicing(let pump):
             splice(pump)
-        case .handingOver:
-            preludeUp = UInt64(clientLeftover.count)
-            handOverToTLSPump(toUpstream: clientLeftover, toClient: toClientFirst)
-        case .pumping, .ended:
+        case .pumping(let pump):
+            pumpTLS(pump)
+        case .ended:
             preconditionFailure("a tunnel relay starts once")
         }
     }
@@ -154,11 +151,15 @@ final class TunnelRelay: IdleTracked {
         inspectedUp = inspection.bytesUp
         inspectedDown = inspection.bytesDown
         switch outcome {
-        case .relay(let toUpstream, let toClient) where clientTLS != nil:
-            handOverToTLSPump(toUpstream: toUpstream, toClient: toClient)
         case .relay(let toUpstream, let toClient):
             handedUp = UInt64(toUpstream.count)
             handedDown = UInt64(toClient.count)
+            if let clientTLS, let upstreamStream {
+                let pump = Self.tlsPump(client: clientTLS, upstream: upstreamStream, context: context,
+                                        toUpstream: toUpstream, toClient: toClient)
+                phase = .pumping(pump)
+                return pumpTLS(pump)
+            }
             guard let client = inspectedPlainClient, let upstream = upstreamStream else {
                 preconditionFailure("an inspected plain tunnel reads through its sockets")
             }
@@ -180,29 +181,19 @@ final class TunnelRelay: IdleTracked {
         }
     }
 
-    /// Writes what each side is owed through the streams, then gives both sockets to a
-    /// `TLSRelayPump` (OpenSSL's buffered input included: the pump reads it first).
-    private func handOverToTLSPump(toUpstream: [UInt8], toClient: [UInt8]) {
-        guard let clientTLS, let upstreamStream else { preconditionFailure("the TLS path needs a TLS client") }
-        guard toUpstream.isEmpty && toClient.isEmpty else {
-            let prelude = TunnelPrelude(client: clientTLS, upstream: upstreamStream)
-            phase = .handingOver(prelude)
-            return prelude.start(toClient: toClient, toUpstream: toUpstream) { [self] failure in
-                guard let failure else { return handOverToTLSPump(toUpstream: [], toClient: []) }
-                phase = .ended
-                clientTLS.close()
-                upstreamStream.close()
-                recordClose(abortReason ?? failure, detail: nil, up: inspectedUp + preludeUp, down: inspectedDown)
-                context.shared.connectionClosed(identity)
-            }
-        }
-        clientTLS.pauseReading()
-        upstreamStream.pauseReading()
-        _ = clientTLS.socket.detachFD()
-        _ = upstreamStream.detachFD()
-        let pump = TLSRelayPump(a: .tls(clientTLS.connection), b: .plain(upstreamFD), loop: context.loop,
-                                buffers: context.relayBuffers)
-        phase = .pumping(pump)
+    /// The user-space relay for a TLS client: both sockets stop watching (their streams'
+    /// handlers must not outlive them) and the pump takes their descriptors, writing what
+    /// each side is owed first (OpenSSL's buffered input is the pump's to read first).
+    private static func tlsPump(client: TLSStream, upstream: StreamSocket, context: LoopContext,
+                                toUpstream: [UInt8], toClient: [UInt8]) -> TLSRelayPump {
+        client.pauseReading()
+        upstream.pauseReading()
+        _ = client.socket.detachFD()
+        return TLSRelayPump(a: .tls(client.connection), b: .plain(upstream.detachFD()), loop: context.loop,
+                            buffers: context.relayBuffers, initialBytesAtoB: toUpstream, initialBytesBtoA: toClient)
+    }
+
+    private func pumpTLS(_ pump: TLSRelayPump) {
         pump.start { [self] result in
             finished(result)
             context.shared.connectionClosed(identity)
@@ -229,7 +220,6 @@ final class TunnelRelay: IdleTracked {
         switch phase {
         case .inspecting(let inspection): return inspection.stalledSince
         case .splicing(let pump): return pump.stalledSince
-        case .handingOver(let prelude): return prelude?.stalledSince
         case .pumping(let pump): return pump.stalledSince
         case .ended: return nil
         }
@@ -248,7 +238,6 @@ final class TunnelRelay: IdleTracked {
         switch phase {
         case .inspecting(let inspection): inspection.abort(reason)
         case .splicing(let pump): pump.abort()
-        case .handingOver(let prelude): prelude?.abort(reason)
         case .pumping(let pump): pump.abort()
         case .ended: break
         }
@@ -269,12 +258,6 @@ final class TunnelRelay: IdleTracked {
         case .error(let error):
             context.shared.logger.log(.notice, "relay-error session=\(identity.session) \(error)")
             reason = .internalError
-        }
-        guard clientTLS == nil else {
-            // The pump sends nothing it was handed: the prelude wrote it, inspection or
-            // `preludeUp` counted it.
-            return recordClose(reason, detail: nil, up: inspectedUp + preludeUp + result.bytesAtoB,
-                               down: inspectedDown + result.bytesBtoA)
         }
         let spliced = tlsFacts == nil ? result.bytesBtoA.subtractingClamped(relayBytesToClient)
             : result.bytesBtoA.subtractingClamped(handedDown)

@@ -14,7 +14,7 @@ private final class TLSPumpHarness: Sendable {
     let pool: LoopBound<RelayBufferPool>
     let result = Latch<SpliceResult>()
 
-    init(clientInput: String? = nil) throws {
+    init(clientInput: String? = nil, initialToClient: [UInt8] = [], initialToB: [UInt8] = []) throws {
         signal(SIGPIPE, SIG_IGN)
         loop = group.next()
         let files = TLSTestCertificates.shared
@@ -34,7 +34,8 @@ private final class TLSPumpHarness: Sendable {
             // The handshake blocks the loop's thread: nothing else runs on this test loop.
             let connection = try! TLSConnection(fd: accepted, context: context, role: .server)
             precondition(TLSTestDriver.handshake(connection) == .done, "handshake with s_client")
-            return TLSRelayPump(a: .tls(connection), b: .plain(pair.local), loop: eventLoop, buffers: buffers.value)
+            return TLSRelayPump(a: .tls(connection), b: .plain(pair.local), loop: eventLoop, buffers: buffers.value,
+                                initialBytesAtoB: initialToB, initialBytesBtoA: initialToClient)
         }
     }
 
@@ -79,6 +80,23 @@ extension RelayIOSuite {
             #expect(result.bytesBtoA == 24)
             #expect(result.end == .bothClosed)
             #expect(harness.lentBuffers == 0)
+        }
+
+        /// Bytes owed to each side (a `200`, judged handshake bytes) go out before anything
+        /// relayed, through TLS on the TLS side, and count with the bytes written.
+        @Test func initialBytesGoFirstAndAreCounted() throws {
+            let harness = try TLSPumpHarness(initialToClient: Array("owed to A\n".utf8), initialToB: Array("owed to B".utf8))
+            harness.start()
+            let peerB = harness.peerB
+            let owed = Peer.receive(peerB, expected: Array("owed to B".utf8), limit: 9)
+            #expect(owed.count == 9 && owed.firstMismatch == nil)
+            _ = Peer.sendAll(peerB, Array("relayed\n".utf8))
+            #expect(eventually(within: .seconds(10)) { harness.client.output.contains("owed to A\nrelayed\n") })
+            harness.client.closeInput()
+            shutdown(peerB, Int32(SHUT_WR))
+            let result = try #require(harness.result.wait())
+            #expect(result.bytesAtoB == 9)
+            #expect(result.bytesBtoA == 18)
         }
 
         @Test func thirtyTwoMebibytesFromThePlainSideThenItsEndReachTheTLSClient() throws {
