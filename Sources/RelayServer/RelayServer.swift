@@ -51,7 +51,7 @@ public final class RelayServer: Sendable {
         let settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
                                                 tunnelQuota: tunnelQuota, localHost: localHost, previous: nil)
         Self.logWarnings(config, settings, logger: logger)
-        let shared = ServerShared(settings: settings,
+        let shared = ServerShared(settings: settings, loops: loopCount,
                                   resolver: Resolver(),
                                   audit: AuditSink(log: auditLog, logger: logger), logger: logger,
                                   localHost: localHost)
@@ -129,8 +129,9 @@ public final class RelayServer: Sendable {
         SystemdNotifier.notify("READY=1\nSTATUS=relaying")
     }
 
-    /// Every loop accepts on every listener and keeps what it accepts. A forward reads its
-    /// target per connection, so a reload that retargets it reaches the next one.
+    /// Every loop accepts on every listener; each connection then lives on the least loaded
+    /// loop. A forward reads its target per connection, so a reload that retargets it
+    /// reaches the next one.
     private func startAccepting(_ entry: ListenerSet.Entry) {
         let name = entry.listener.localAddress.description
         // A plaintext answer on a TLS port would be garbage to its TLS client.
@@ -142,20 +143,30 @@ public final class RelayServer: Sendable {
         let route = entry.route
         let tlsKey = entry.tlsKey
         entry.listener.start(on: group.loops, reserve: descriptorReserve, onExhausted: exhausted) { [self] fd, peer, loop in
-            let context = contexts[loop.index].value
-            if let (forward, target) = route?.value {
-                acceptForward(fd, peer: peer, listener: name, forward: forward, target: target, on: context)
-            } else if let tlsKey {
-                acceptTLSProxy(fd, peer: peer, listener: name, key: tlsKey, on: context)
+            // The connection lives on the least loaded loop from its first byte on; only a
+            // connection placed elsewhere pays the hop to get there.
+            let home = shared.loopLoads.place(acceptedOn: loop.index)
+            let accept: @Sendable (LoopContext) -> Void = { [self] context in
+                if let (forward, target) = route?.value {
+                    acceptForward(fd, peer: peer, listener: name, forward: forward, target: target, on: context)
+                } else if let tlsKey {
+                    acceptTLSProxy(fd, peer: peer, listener: name, key: tlsKey, on: context)
+                } else {
+                    acceptProxy(fd, peer: peer, listener: name, on: context)
+                }
+            }
+            if home == loop.index {
+                accept(contexts[home].value)
             } else {
-                acceptProxy(fd, peer: peer, listener: name, on: context)
+                let context = contexts[home]
+                group.loops[home].execute { accept(context.value) }
             }
         }
     }
 
-    /// Runs on the loop that accepted, which keeps the connection.
+    /// Runs on the connection's loop, which keeps it.
     private func acceptProxy(_ fd: Int32, peer: SocketAddress, listener: String, on context: LoopContext) {
-        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: true) else { return }
+        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: true, on: context) else { return }
         ClientConnection(context: context, fd: fd, identity: identity).start()
     }
 
@@ -163,7 +174,7 @@ public final class RelayServer: Sendable {
     /// context the current settings hold for its line (the one a reload just built).
     private func acceptTLSProxy(_ fd: Int32, peer: SocketAddress, listener: String, key: TLSListenerKey,
                                 on context: LoopContext) {
-        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: false) else { return }
+        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: false, on: context) else { return }
         let failure: String
         if let tls = context.shared.settings.tls.listener(key) {
             do {
@@ -185,15 +196,27 @@ public final class RelayServer: Sendable {
 
     private func acceptForward(_ fd: Int32, peer: SocketAddress, listener: String, forward: ForwardDirective,
                                target: String, on context: LoopContext) {
-        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: false) else { return }
+        guard let identity = admit(fd, peer: peer, listener: listener, httpAnswer: false, on: context) else { return }
         ForwardConnection(context: context, fd: fd, forward: forward, target: target, identity: identity).start()
     }
 
     /// Admission, cheapest refusal first: the audit queue, the source's own limit
     /// (`max-connections-per-source`), then the total (`max-connections`). The identity of
-    /// an admitted connection, which counts under both limits until `connectionClosed`; nil
-    /// when `fd` was refused (and closed).
-    private func admit(_ fd: Int32, peer: SocketAddress, listener: String, httpAnswer: Bool) -> SessionIdentity? {
+    /// an admitted connection, which counts under both limits and on `context`'s loop until
+    /// `connectionClosed`; nil when `fd` was refused (and closed).
+    private func admit(_ fd: Int32, peer: SocketAddress, listener: String, httpAnswer: Bool,
+                       on context: LoopContext) -> SessionIdentity? {
+        let loop = context.loop.index
+        guard let identity = admitUnderLimits(fd, peer: peer, listener: listener, httpAnswer: httpAnswer) else {
+            shared.loopLoads.release(loop)
+            return nil
+        }
+        var placed = identity
+        placed.loop = loop
+        return placed
+    }
+
+    private func admitUnderLimits(_ fd: Int32, peer: SocketAddress, listener: String, httpAnswer: Bool) -> SessionIdentity? {
         let limits = shared.settings.limits
         guard admitWhileAuditKeepsUp(fd, listener: listener, limits: limits, httpAnswer: httpAnswer) else { return nil }
         let source = ClientSource(peer)

@@ -3,9 +3,10 @@ import Glibc
 import Synchronization
 
 /// A listening socket watched by one or more loops. Each watching loop accepts for itself
-/// and keeps what it accepts, so a new connection never hops threads (a hop costs an
-/// eventfd write and a wake-up per connection); the kernel wakes one idle loop per
-/// readiness (EPOLLEXCLUSIVE), which spreads connections toward whichever loop has time.
+/// and hands the connection over on its own thread, so a caller that keeps it there pays
+/// no hop (an eventfd write and a wake-up); the kernel wakes one idle loop per readiness
+/// (EPOLLEXCLUSIVE), which spreads bursts toward whichever loop has time, though clients
+/// arriving one by one at idle loops all wake the same one.
 /// Drains a bounded batch per event and backs off briefly when out of descriptors.
 /// `start` and `stop` may be called from any thread; each loop's watch is confined to
 /// that loop and reached only through its `LoopBound`.

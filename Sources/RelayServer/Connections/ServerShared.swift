@@ -25,6 +25,7 @@ final class ServerShared: Sendable {
     let sessionIDs = SessionIDGenerator()
     let sources = SourceConnectionCounts()
     let refusals = RefusalTally()
+    let loopLoads: LoopLoads
     /// Monotonic nanoseconds when `refusals` was last written out.
     private let refusalsRecordedAt = Atomic<UInt64>(monotonicNanos())
     private let current: Mutex<RuntimeSettings>
@@ -47,7 +48,9 @@ final class ServerShared: Sendable {
     /// The relay's own host and listeners, as the resolved-address check sees them.
     let localHost: LocalHost
 
-    init(settings: RuntimeSettings, resolver: Resolver, audit: AuditSink, logger: RelayLog, localHost: LocalHost) {
+    init(settings: RuntimeSettings, loops: Int, resolver: Resolver, audit: AuditSink, logger: RelayLog,
+         localHost: LocalHost) {
+        self.loopLoads = LoopLoads(loops: loops)
         self.current = Mutex(settings)
         self.resolver = resolver
         self.audit = audit
@@ -131,9 +134,11 @@ final class ServerShared: Sendable {
         return unrecordedRefusals.exchange(0, ordering: .relaxed)
     }
 
-    /// The connection `identity` accepted is closed: it no longer counts under either limit.
+    /// The connection `identity` accepted is closed: it no longer counts under either limit,
+    /// nor on its loop.
     func connectionClosed(_ identity: SessionIdentity) {
         if let source = identity.source { sources.release(source) }
+        if let loop = identity.loop { loopLoads.release(loop) }
         active.subtract(1, ordering: .relaxed)
     }
 

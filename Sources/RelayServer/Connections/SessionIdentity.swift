@@ -9,6 +9,9 @@ struct SessionIdentity: Sendable {
     /// Where an accepted connection came from, counted under `max-connections-per-source`
     /// until it closes; nil for rows about no single connection.
     var source: ClientSource? = nil
+    /// The loop an accepted connection lives on, counted in `LoopLoads` until it closes;
+    /// nil for rows about no single connection.
+    var loop: Int? = nil
     /// The TLS version and cipher the client spoke to an HTTPS listener ("TLSv1.3",
     /// "TLS_AES_256_GCM_SHA384"); nil on a plain listener. Every row of the connection
     /// carries them.
