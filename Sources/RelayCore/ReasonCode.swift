@@ -12,6 +12,10 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case completed = "completed"
     /// A TRACE or OPTIONS whose `Max-Forwards` was used up, answered by the relay itself.
     case answeredByRelay = "answered-by-relay"
+    /// The relay's status endpoint answered (`200`, or `503` while draining).
+    case relayStatus = "relay-status"
+    /// The relay's configuration endpoint answered the principal's servers.
+    case relayConfig = "relay-config"
 
     // Malformed requests: 400.
     case badRequestLine = "bad-request-line"
@@ -29,6 +33,8 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case ambiguousHost = "ambiguous-host"
     case unsupportedScheme = "unsupported-scheme"
     case notAProxyRequest = "not-a-proxy-request"
+    /// A method other than GET or HEAD on one of the relay's own endpoints: 405.
+    case methodNotAllowed = "method-not-allowed"
     case unsupportedVersion = "unsupported-version"
     /// An HTTP/1.1 request without `Host` (RFC 9112 3.2; HTTP/1.0 may omit it).
     case missingHost = "missing-host"
@@ -155,7 +161,8 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     /// reason never produces a response (normal closes, timeouts after the head).
     public var refusalStatus: Int? {
         switch self {
-        case .allowed, .clientClosed, .upstreamClosed, .completed, .answeredByRelay, .idleTimeout, .clientReset,
+        case .allowed, .clientClosed, .upstreamClosed, .completed, .answeredByRelay, .relayStatus, .relayConfig,
+             .idleTimeout, .clientReset,
              .shutdown, .upstreamReset, .relayCrashed, .auditLost, .stalled,
              .tlsVersionRefused, .sniMismatch, .sniMissing, .tlsRequired, .badTLSHandshake, .tlsInspectionTimeout,
              .tlsInspectionOverflow, .notTLS, .clientTLSFailed:
@@ -164,6 +171,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,
              .badTarget, .ambiguousHost, .notAProxyRequest, .missingHost, .badTransferEncoding:
             return 400
+        case .methodNotAllowed: return 405
         case .headTooLarge: return 431
         case .tooManyHeaders: return 431
         case .unsupportedTransferEncoding, .unsupportedScheme: return 501

@@ -25,6 +25,8 @@ public final class RelayServer: Sendable {
     private let descriptorReserve = DescriptorReserve()
     /// Open tunnels per principal, over every loop and across reloads.
     private let tunnelQuota: TunnelQuota
+    /// Set when the drain starts; the status endpoint answers `503 draining` from then on.
+    private let draining = DrainFlag()
 
     /// Builds everything that can fail before a socket is bound: the audit trail and the loops.
     public init(config: RelayConfig, configPath: String?, logger: RelayLog) throws {
@@ -49,7 +51,8 @@ public final class RelayServer: Sendable {
         self.tunnelQuota = tunnelQuota
         let localHost = LocalHost()
         let settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
-                                                tunnelQuota: tunnelQuota, localHost: localHost, previous: nil)
+                                                tunnelQuota: tunnelQuota, localHost: localHost, draining: draining,
+                                                previous: nil)
         Self.logWarnings(config, settings, logger: logger)
         let shared = ServerShared(settings: settings, loops: loopCount,
                                   resolver: Resolver(),
@@ -76,10 +79,11 @@ public final class RelayServer: Sendable {
         max(1, config.loops ?? Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 
-    /// The settings `config` gives new connections. `tunnelQuota` and `localHost` are the
-    /// server's own and outlive reloads (a reload sets the quota's limit once it holds).
+    /// The settings `config` gives new connections. `tunnelQuota`, `localHost` and
+    /// `draining` are the server's own and outlive reloads (a reload sets the quota's limit
+    /// once it holds).
     static func runtimeSettings(_ config: RelayConfig, helperLoop: EventLoop, logger: RelayLog,
-                                tunnelQuota: TunnelQuota, localHost: LocalHost,
+                                tunnelQuota: TunnelQuota, localHost: LocalHost, draining: DrainFlag,
                                 previous: RuntimeSettings?) throws -> RuntimeSettings {
         // TLS first: a certificate that cannot be read refuses the load before anything starts.
         let tls = try TLSContexts.build(config, previous: previous?.tls)
@@ -97,6 +101,8 @@ public final class RelayServer: Sendable {
             tunnelQuota: tunnelQuota,
             localHost: localHost)
         session.unknownNamePseudonym = { pseudonyms.pseudonym($0) }
+        session.relayFacts = RelayFacts(version: RelayVersion.current, instance: config.instance ?? HostName.current,
+                                        isDraining: { draining.isSet })
         return RuntimeSettings(session: session, limits: config.limits, timeouts: config.timeouts,
                                authenticator: authenticator, tlsInspection: config.tlsInspection, tls: tls)
     }
@@ -292,7 +298,7 @@ public final class RelayServer: Sendable {
             do {
                 settings = try Self.runtimeSettings(config, helperLoop: group.loops[0], logger: logger,
                                                     tunnelQuota: tunnelQuota, localHost: shared.localHost,
-                                                    previous: shared.settings)
+                                                    draining: draining, previous: shared.settings)
             } catch {
                 listeners.abandon(change)
                 throw error
@@ -327,6 +333,7 @@ public final class RelayServer: Sendable {
     /// flush the audit trail. Blocks the calling (non-loop) thread until done.
     public func shutdown() {
         SystemdNotifier.notify("STOPPING=1")
+        draining.set()
         for entry in listeners.all {
             entry.listener.stop()
         }

@@ -63,7 +63,7 @@ enum DynrelayCommand {
             case "users":
                 try UsersCommand.run(arguments)
             case "version", "--version":
-                print("dynrelay \(DynrelayVersion.string)")
+                print("dynrelay \(RelayVersion.current)")
                 exit(ExitCode.ok.rawValue)
             case "help", "--help", "-h":
                 print(usage)
@@ -84,11 +84,6 @@ enum DynrelayCommand {
         RelayLog.write(.error, line)
         exit(code.rawValue)
     }
-}
-
-/// The version printed by `dynrelay version`.
-enum DynrelayVersion {
-    static let string = "0.1.0"
 }
 
 struct UsageError: Error {

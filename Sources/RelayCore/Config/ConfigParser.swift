@@ -45,6 +45,7 @@ private struct ConfigParseSession {
     var limits = RelayLimits()
     var timeouts = RelayTimeouts()
     var auditSync = AuditSync.normal
+    var instance: String?
     var auth = AuthDirectiveParser()
     var tls = TLSDirectiveParser()
     var listenerLocations: [SourceLocation] = []
@@ -208,6 +209,14 @@ private struct ConfigParseSession {
             default: timeouts.drain = duration
             }
 
+        case "instance":
+            try expect(1, usage: "NAME")
+            try setOnce(directive.text, here)
+            guard RelayFacts.isValidInstance(args[0].text) else {
+                throw ConfigError(location: at(args[0]), message: "bad instance '\(args[0].text)' (expected 1-64 of A-Z a-z 0-9 . _ -)")
+            }
+            instance = args[0].text
+
         case "audit-sync":
             try expect(1, usage: "full|normal")
             try setOnce(directive.text, here)
@@ -348,11 +357,13 @@ private struct ConfigParseSession {
             throw ConfigError(location: SourceLocation(file: mainFile, line: 1, column: 1),
                               message: "no 'listen' and no 'forward': nothing to serve")
         }
-        return RelayConfig(listeners: listeners, stateDir: stateDir ?? RelayConfig.defaultStateDir, loops: loops,
-                           rules: resolvedRules, forwards: forwards, limits: limits, timeouts: timeouts,
-                           auditSync: auditSync, auth: authConfig, sourceFiles: sourceFiles,
-                           tlsListeners: tlsConfig.listeners, tlsVersions: tlsConfig.versions,
-                           tlsInspection: tlsConfig.inspection, warnings: tlsConfig.warnings)
+        var config = RelayConfig(listeners: listeners, stateDir: stateDir ?? RelayConfig.defaultStateDir, loops: loops,
+                                 rules: resolvedRules, forwards: forwards, limits: limits, timeouts: timeouts,
+                                 auditSync: auditSync, auth: authConfig, sourceFiles: sourceFiles,
+                                 tlsListeners: tlsConfig.listeners, tlsVersions: tlsConfig.versions,
+                                 tlsInspection: tlsConfig.inspection, warnings: tlsConfig.warnings)
+        config.instance = instance
+        return config
     }
 
     /// C0 controls other than tab, and DEL: invisible in an editor, and NUL would cut a

@@ -34,6 +34,8 @@ public struct RelayConfig: Sendable {
     public var tlsInspection: TLSInspectionSettings
     /// What the configuration allows but ops should hear about at every load, in file order.
     public var warnings: [ConfigWarning]
+    /// `instance NAME`: which relay this is, on its status endpoint; nil means the host name.
+    public var instance: String?
 
     /// Creates a configuration; `registry` is built from `rules`.
     public init(listeners: [ListenAddress], stateDir: String = RelayConfig.defaultStateDir,

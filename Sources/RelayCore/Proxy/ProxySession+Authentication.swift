@@ -16,7 +16,7 @@ extension ProxySession {
         state = .authenticating(pending)
         proofs.asking(under: version)
         var originForm: String?
-        if case .forward(let pathAndQuery, _, _, _) = pending.kind { originForm = pathAndQuery }
+        if case .upstream(.forward(let pathAndQuery, _, _, _), _, _, _) = pending.addressee { originForm = pathAndQuery }
         actions.append(.authenticate(ProxyAuthRequest(authorization: offered.first, method: head.method,
                                                       target: head.target, originForm: originForm)))
     }
@@ -28,6 +28,11 @@ extension ProxySession {
         case .granted(let principal, let scope, let mutualAuth):
             proofs.granted(principal, scope: scope, authorization: pending.head.headers.first("proxy-authorization"))
             decide(pending, principal: principal, mutualAuth: mutualAuth, now: now, into: &actions)
+            // The relay answered itself: requests that came in while the credentials were
+            // checked are next.
+            if case .readingHead = state, !clientBuffer.isEmpty {
+                processHead(now: now, into: &actions)
+            }
         case .refused(let refusal):
             refuseAuthentication(refusal, pending: pending, now: now, into: &actions)
         }
@@ -38,7 +43,10 @@ extension ProxySession {
     private mutating func refuseAuthentication(_ refusal: ProxyAuthRefusal, pending: PendingRequest, now: UInt64,
                                                into actions: inout [ProxySessionAction]) {
         var bodiless = true
-        if case .forward(_, _, let framing, _) = pending.kind, framing != .none { bodiless = false }
+        switch pending.addressee {
+        case .upstream(.forward(_, _, let framing, _), _, _, _), .relay(_, let framing): bodiless = framing == .none
+        case .upstream(.tunnel, _, _, _): break
+        }
         let keepAlive = refusal.status == 407 && bodiless
             && !ForwardRewriter.wantsClose(version: pending.head.version, headers: pending.head.headers)
         actions.append(.audit(authRefusalEntry(refusal, pending: pending, now: now), awaitCommit: false))

@@ -6,16 +6,22 @@ extension ProxySession {
         case forward(pathAndQuery: String, hostHeader: String, framing: BodyFraming, maxForwards: UInt64?)
     }
 
-    /// A request that parsed, waiting for its principal before the registry sees it.
+    /// A request that parsed, waiting for its principal before the registry (or the relay's
+    /// own endpoint) sees it.
     struct PendingRequest {
         var head: HTTPRequestHead
-        var kind: Kind
-        var host: Host
-        var port: UInt16
+        var addressee: Addressee
         var target: String
         var startedAt: UInt64
-        /// An `https://` request: the relay speaks TLS to its upstream.
-        var httpsScheme = false
+    }
+
+    /// Whom a request is for.
+    enum Addressee {
+        /// A destination the registry decides on. `httpsScheme`: an `https://` request, for
+        /// which the relay speaks TLS to its upstream.
+        case upstream(Kind, host: Host, port: UInt16, httpsScheme: Bool)
+        /// One of the relay's own endpoints; `framing`: its request body, left unread.
+        case relay(RelayEndpoint, framing: BodyFraming)
     }
 
     /// A request that passed parsing, authentication and the registry, on its way to an upstream.

@@ -2,24 +2,30 @@
 /// the host's normal form, then (after authentication) the registry's decision and the
 /// choice between a kept-alive link, the relay's own answer and a new upstream.
 extension ProxySession {
+    /// Parses and routes the buffered requests while each is answered at once (the relay's
+    /// own endpoints): a pipelined burst is a loop here, not a recursion as deep as the burst.
     mutating func processHead(now: UInt64, into actions: inout [ProxySessionAction]) {
-        let result = clientBuffer.withUnsafeBytes { headParser.parse($0) }
-        switch result {
-        case .needMore:
-            if !headTimerRunning && !clientBuffer.isEmpty {
-                headTimerRunning = true
-                actions.append(.startHeaderTimer)
+        while true {
+            let result = clientBuffer.withUnsafeBytes { headParser.parse($0) }
+            switch result {
+            case .needMore:
+                if !headTimerRunning && !clientBuffer.isEmpty {
+                    headTimerRunning = true
+                    actions.append(.startHeaderTimer)
+                }
+                return
+            case .invalid(let reason):
+                return refuseUnrouted(reason, target: nil, rule: nil, now: now, into: &actions)
+            case .complete(let head, let headLength):
+                if headTimerRunning {
+                    headTimerRunning = false
+                    actions.append(.stopHeaderTimer)
+                }
+                clientBuffer.removeFirst(headLength)
+                headParser.reset()
+                route(head, now: now, into: &actions)
+                guard case .readingHead = state, !clientBuffer.isEmpty else { return }
             }
-        case .invalid(let reason):
-            refuseUnrouted(reason, target: nil, rule: nil, now: now, into: &actions)
-        case .complete(let head, let headLength):
-            if headTimerRunning {
-                headTimerRunning = false
-                actions.append(.stopHeaderTimer)
-            }
-            clientBuffer.removeFirst(headLength)
-            headParser.reset()
-            route(head, now: now, into: &actions)
         }
     }
 
@@ -72,7 +78,12 @@ extension ProxySession {
             kind = .forward(pathAndQuery: pathAndQuery, hostHeader: hostHeader, framing: framing, maxForwards: maxForwards)
             rawHost = host
             port = absolutePort
-        case .origin, .asterisk:
+        case .origin(let originTarget):
+            guard let endpoint = RelayEndpoint(target: originTarget) else {
+                return refuseUnrouted(.notAProxyRequest, target: nil, rule: nil, now: now, into: &actions)
+            }
+            return routeToRelay(endpoint, head: head, now: now, into: &actions)
+        case .asterisk:
             return refuseUnrouted(.notAProxyRequest, target: nil, rule: nil, now: now, into: &actions)
         case .authority, .absolute:
             // An authority without CONNECT, or CONNECT with anything but an authority.
@@ -86,19 +97,27 @@ extension ProxySession {
             let target = rawHost.bracketed ? "[\(rawHost.text)]:\(port)" : "\(rawHost.text):\(port)"
             return refuseUnrouted(error.reason, target: target, rule: nil, now: now, into: &actions)
         }
-        var pending = PendingRequest(head: head, kind: kind, host: host, port: port, target: Endpoint.text(host, port),
-                                     startedAt: now)
-        pending.httpsScheme = httpsScheme
+        let pending = PendingRequest(head: head, addressee: .upstream(kind, host: host, port: port, httpsScheme: httpsScheme),
+                                     target: Endpoint.text(host, port), startedAt: now)
         guard settings.requiresAuth else {
             return decide(pending, principal: nil, mutualAuth: nil, now: now, into: &actions)
         }
         authenticate(pending, now: now, into: &actions)
     }
 
-    /// The registry decision for an authenticated (or auth-free) request, then the upstream.
+    /// The registry decision for an authenticated (or auth-free) request, then the upstream;
+    /// or the relay's own answer.
     mutating func decide(_ pending: PendingRequest, principal: AuthPrincipal?, mutualAuth: String?, now: UInt64,
                          into actions: inout [ProxySessionAction]) {
-        let (head, kind, host, port, target) = (pending.head, pending.kind, pending.host, pending.port, pending.target)
+        let (head, target) = (pending.head, pending.target)
+        let (kind, host, port, httpsScheme): (Kind, Host, UInt16, Bool)
+        switch pending.addressee {
+        case .relay(let endpoint, let framing):
+            return answerRelayEndpoint(endpoint, head: head, framing: framing, principal: principal, mutualAuth: mutualAuth,
+                                       startedAt: pending.startedAt, now: now, into: &actions)
+        case .upstream(let upstreamKind, let upstreamHost, let upstreamPort, let https):
+            (kind, host, port, httpsScheme) = (upstreamKind, upstreamHost, upstreamPort, https)
+        }
         let rule: String
         switch settings.registry.decide(host: host, port: port) {
         case .allow(let allowRule): rule = allowRule
@@ -121,7 +140,7 @@ extension ProxySession {
         request.principal = principal
         request.mutualAuth = mutualAuth
         if case .forward = kind {
-            request.upstreamTLS = pending.httpsScheme || settings.registry.rule(named: rule)?.upstreamTLS.always == true
+            request.upstreamTLS = httpsScheme || settings.registry.rule(named: rule)?.upstreamTLS.always == true
         }
 
         if request.isAnsweredByRelay {

@@ -14,7 +14,8 @@
 /// (`ProxySession+Routing.swift`), what the connection has proved
 /// (`ProxySession+Authentication.swift`, `ConnectionProofs.swift`), opening the upstream
 /// (`ProxySession+Opening.swift` over `UpstreamOpening`), the forwarded exchange
-/// (`ProxySession+Forwarding.swift`), the audit rows (`ProxySession+AuditRows.swift`), and
+/// (`ProxySession+Forwarding.swift`), the relay's own endpoints
+/// (`ProxySession+RelayEndpoints.swift`), the audit rows (`ProxySession+AuditRows.swift`), and
 /// which event is expected in which state (`ProxySession+Events.swift`).
 public struct ProxySession {
     var settings: Settings

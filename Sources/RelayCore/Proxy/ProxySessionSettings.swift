@@ -25,6 +25,8 @@ extension ProxySession {
         /// account (`ProxyAuthRefusal.claimedIsAccount`), which may be a password typed into
         /// the user-name field (nil: the name itself).
         public var unknownNamePseudonym: (@Sendable (String) -> String)?
+        /// What the status endpoint reports about this relay.
+        public var relayFacts = RelayFacts()
 
         /// Settings for one session; everything but the registry has the default a plain
         /// unauthenticated relay uses.
