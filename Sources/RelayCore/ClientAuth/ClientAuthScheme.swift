@@ -11,7 +11,4 @@ public enum ClientAuthScheme: String, Sendable, Hashable, CaseIterable {
 
     /// The order the session tries offered schemes in.
     public static let preference: [ClientAuthScheme] = [.negotiate, .digest, .ntlm, .basic]
-
-    /// Whether the scheme proves the password (and so fails the same way for all of them).
-    var usesPassword: Bool { self != .negotiate }
 }
