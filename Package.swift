@@ -4,7 +4,7 @@ import PackageDescription
 // Each target imports only what it declares, and the arrows point down only:
 //   dynrelay     → RelayServer, RelayCore
 //   RelayServer  → RelayIO, RelayCore, CSQLite, CSystemd, CGSSAPI
-//   RelayClient  → RelayIO, RelayCore
+//   RelayClient  → RelayIO, RelayCore, CGSSAPI
 //   RelayIO      → CRelayShims, COpenSSL   (event loops, sockets, splice, TLS streams, child processes;
 //                                           no HTTP, no auth)
 //   RelayCore    → COpenSSL      (pure logic: parsing, auth state machines, policy, audit model)
@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "CRelayShims"),
         .target(name: "RelayCore", dependencies: ["COpenSSL"]),
         .target(name: "RelayIO", dependencies: ["CRelayShims", "COpenSSL"]),
-        .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO"]),
+        .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO", "CGSSAPI"]),
         .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "CGSSAPI"]),
         .executableTarget(name: "dynrelay", dependencies: ["RelayServer", "RelayCore", "RelayIO"]),
         // A throwaway MIT KDC on a loopback port, shared by the server and integration tests.
@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "SQLiteTestSupport", dependencies: ["CSQLite"], path: "Tests/SQLiteTestSupport"),
         .testTarget(name: "RelayCoreTests", dependencies: ["RelayCore"]),
         .testTarget(name: "RelayIOTests", dependencies: ["RelayIO"]),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayCore", "RelayIO", "CSQLite", "CGSSAPI", "KerberosTestSupport", "SQLiteTestSupport"]),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayClient", "RelayCore", "RelayIO", "CSQLite", "CGSSAPI", "KerberosTestSupport", "SQLiteTestSupport"]),
         .testTarget(name: "RelayClientTests", dependencies: ["RelayClient"]),
         // `dynrelay` is a dependency so that the binary the tests start is built first.
         .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "COpenSSL", "CSQLite", "KerberosTestSupport", "SQLiteTestSupport"]),
