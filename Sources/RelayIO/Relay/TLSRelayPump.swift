@@ -4,9 +4,10 @@ import Glibc
 /// cleartext is copied in userspace through two pooled 16 KiB buffers, one per direction
 /// (splice cannot see inside TLS, and this kernel offers no kernel TLS). The contract is
 /// `SplicePump`'s: full duplex; half-close (one side's end of stream, close_notify from a
-/// TLS side or a FIN from a plain one, is passed on as the other side's write shutdown, close_notify then FIN for TLS, while
-/// the other direction keeps flowing); backpressure (a direction whose receiver is full
-/// reads nothing more until it drains, so at most one buffer is in flight each way);
+/// TLS side or a FIN from a plain one, is passed on as the other side's write shutdown,
+/// close_notify then FIN for TLS, while the other direction keeps flowing); backpressure (a
+/// direction whose receiver is full reads nothing more until it drains, so at most one
+/// buffer is in flight each way);
 /// bounded rounds per event; byte counts each way; one completion with a `SpliceResult`.
 ///
 /// Unlike `SplicePump` a failure on either side (a reset, a TLS error) ends the relay at

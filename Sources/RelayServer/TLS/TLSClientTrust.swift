@@ -8,7 +8,7 @@ import RelayCore
 /// and the same `require-client-cert`.
 struct TLSClientTrust: Sendable, Equatable {
     /// SHA-256 of the `client-ca=` file's bytes; nil without one.
-    private var caDigest: [UInt8]?
+    private let caDigest: [UInt8]?
     private let requireClientCertificate: Bool
     /// False when the CA file could not be read, or changed while its context loaded it:
     /// which certificates the context trusts is then not known, and no ticket passes.
