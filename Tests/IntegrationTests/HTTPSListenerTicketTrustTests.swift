@@ -25,23 +25,23 @@ extension IntegrationSuite {
             let first = try HTTPSListenerTests.sClient(port, asDevice + ["-sess_out", session], input: "")
             #expect(first.stdoutText.contains("New, TLSv1.2"), "\(first.stdoutText)\n\(relay.stderr)")
 
-            // The file rewritten with the same CA: the trust is unchanged, the session resumes.
-            try FileManager.default.removeItem(atPath: clientCA)
-            try FileManager.default.copyItem(atPath: certs.caCert, toPath: clientCA)
-            kill(relay.pid, SIGHUP)
-            #expect(ReloadTests.waitForLog(relay, "dynrelay: reloaded", count: 1), "\(relay.stderr)")
-            let same = try HTTPSListenerTests.sClient(port, asDevice + ["-sess_in", session], input: "")
-            #expect(same.stdoutText.contains("Reused, TLSv1.2"), "same CA, same keys: \(same.stdoutText)")
+            /// Puts `ca` at the client-CA path, reloads, and offers the first session again.
+            func reload(putting ca: String, reloads: Int) throws -> String {
+                try FileManager.default.removeItem(atPath: clientCA)
+                try FileManager.default.copyItem(atPath: ca, toPath: clientCA)
+                kill(relay.pid, SIGHUP)
+                #expect(ReloadTests.waitForLog(relay, "dynrelay: reloaded", count: reloads), "\(relay.stderr)")
+                return try HTTPSListenerTests.sClient(port, asDevice + ["-sess_in", session], input: "").stdoutText
+            }
 
+            // The file rewritten with the same CA: the trust is unchanged, the session resumes.
+            let same = try reload(putting: certs.caCert, reloads: 1)
+            #expect(same.contains("Reused, TLSv1.2"), "same CA, same keys: \(same)")
             // Another CA at the same path: a ticket from under the old one must not resume.
-            try FileManager.default.removeItem(atPath: clientCA)
-            try FileManager.default.copyItem(atPath: otherCA.caCert, toPath: clientCA)
-            kill(relay.pid, SIGHUP)
-            #expect(ReloadTests.waitForLog(relay, "dynrelay: reloaded", count: 2), "\(relay.stderr)")
-            let other = try HTTPSListenerTests.sClient(port, asDevice + ["-sess_in", session], input: "")
-            #expect(!other.stdoutText.contains("Reused"), "another CA, new keys: \(other.stdoutText)")
-            #expect(other.stdoutText.contains("Cipher is (NONE)") || other.stdoutText.contains("New, "),
-                    "a full handshake, where the old CA's device is no longer trusted: \(other.stdoutText)")
+            let other = try reload(putting: otherCA.caCert, reloads: 2)
+            #expect(!other.contains("Reused"), "another CA, new keys: \(other)")
+            #expect(other.contains("New, ") || other.contains("Cipher is (NONE)"),
+                    "a full handshake, where the old CA's device is no longer trusted: \(other)")
         }
     }
 }

@@ -12,20 +12,35 @@ extension IntegrationSuite {
             return try ProxyClient.readResponse(socket)
         }
 
-        static func relay(_ origin: KeepAliveTLSOrigin, pki: TestPKI) throws -> RelayProcess {
-            try RelayProcess(config: RelayConfigText.proxy(UpstreamTLSTests.rules(origin.port, "ca=\(pki.caFile)")))
+        /// A keep-alive origin by name and address under one CA, a relay whose rules trust it,
+        /// and one client connection to the relay.
+        struct Setup {
+            let pki: TestPKI
+            let origin: TLSAppServer
+            let relay: RelayProcess
+            let client: TestSocket
+            var authority: String { "localhost:\(origin.port)" }
+
+            init() throws {
+                pki = try TestPKI()
+                let (cert, key) = try pki.issue("app", names: TestPKI.loopbackNames)
+                origin = try KeepAliveTLSOrigin.start(cert: cert, key: key)
+                relay = try RelayProcess(config: RelayConfigText.proxy(UpstreamTLSTests.rules(origin.port, "ca=\(pki.caFile)")))
+                client = try TestSocket.connect(port: relay.proxyPort)
+            }
+
+            func stop() {
+                client.close()
+                relay.stop()
+                origin.stop()
+            }
         }
 
         @Test("two https:// requests on one client connection ride one upstream TLS connection")
         func twoRequestsShareTheTLSLink() throws {
-            let pki = try TestPKI()
-            let (cert, key) = try pki.issue("app", names: TestPKI.loopbackNames)
-            let origin = try KeepAliveTLSOrigin(cert: cert, key: key)
-            let relay = try Self.relay(origin, pki: pki)
-            defer { relay.stop() }
-            let authority = "localhost:\(origin.port)"
-            let client = try TestSocket.connect(port: relay.proxyPort)
-            defer { client.close() }
+            let setup = try Setup()
+            defer { setup.stop() }
+            let (relay, client, authority) = (setup.relay, setup.client, setup.authority)
 
             let first = try Self.get("https://\(authority)/one", host: authority, on: client)
             let second = try Self.get("https://\(authority)/two", host: authority, on: client)
@@ -42,14 +57,9 @@ extension IntegrationSuite {
 
         @Test("an http:// request to the same host after an https:// one opens a plain connection, not the TLS link")
         func plainRequestDoesNotRideTheTLSLink() throws {
-            let pki = try TestPKI()
-            let (cert, key) = try pki.issue("app", names: TestPKI.loopbackNames)
-            let origin = try KeepAliveTLSOrigin(cert: cert, key: key)
-            let relay = try Self.relay(origin, pki: pki)
-            defer { relay.stop() }
-            let authority = "localhost:\(origin.port)"
-            let client = try TestSocket.connect(port: relay.proxyPort)
-            defer { client.close() }
+            let setup = try Setup()
+            defer { setup.stop() }
+            let (relay, client, authority) = (setup.relay, setup.client, setup.authority)
 
             let overTLS = try Self.get("https://\(authority)/", host: authority, on: client)
             let plain = try Self.get("http://\(authority)/", host: authority, on: client)

@@ -1,15 +1,11 @@
 import Foundation
-import Glibc
 
 /// An app server for keep-alive over the relay's own TLS: Python on a loopback port that
 /// speaks TLS to a client whose first byte is a handshake record and plain HTTP to any
 /// other, keeps each connection open for up to ten requests, and answers each with a body
 /// naming the connection and the request on it (`tls connection 1 request 2`): which upstream
 /// link a request rode is then in the response itself.
-final class KeepAliveTLSOrigin: @unchecked Sendable {
-    let port: UInt16
-    private let process = Process()
-
+enum KeepAliveTLSOrigin {
     private static let script = #"""
         import socket, ssl, sys, threading
         port, cert, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -42,33 +38,8 @@ final class KeepAliveTLSOrigin: @unchecked Sendable {
             threading.Thread(target=serve, args=(connection, number), daemon=True).start()
         """#
 
-    init(cert: String, key: String) throws {
-        port = try TestListener.refusedPort()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", Self.script, "\(port)", cert, key]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let probe = try? TestSocket.connect(port: port) {
-                // A probe with no bytes: its serving thread times out on its own.
-                probe.close()
-                return
-            }
-            usleep(20_000)
-        }
-        stop()
-        throw HarnessError("the keep-alive TLS origin did not listen on \(port)")
+    /// Starts it with the certificate and key it serves.
+    static func start(cert: String, key: String) throws -> TLSAppServer {
+        try TLSAppServer(executable: "/usr/bin/python3") { port in ["-c", script, "\(port)", cert, key] }
     }
-
-    func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
-
-    deinit { stop() }
 }
