@@ -117,6 +117,10 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
     case tlsSecurityLevel = "tls-security-level"
     /// The relay's TLS handshake with the app server failed for another reason.
     case upstreamTLSFailed = "upstream-tls-failed"
+    /// A tunnel client on the HTTPS listener ended its TLS with a bare TCP FIN and no
+    /// close_notify: possibly cut on the way, so the upstream was reset, not sent a FIN that
+    /// would pass for the stream's end.
+    case clientTLSTruncated = "client-tls-truncated"
 
     // Resources and time.
     case overloaded = "overloaded"
@@ -165,7 +169,7 @@ public enum ReasonCode: String, Sendable, CaseIterable, Codable {
              .idleTimeout, .clientReset,
              .shutdown, .upstreamReset, .relayCrashed, .auditLost, .stalled,
              .tlsVersionRefused, .sniMismatch, .sniMissing, .tlsRequired, .badTLSHandshake, .tlsInspectionTimeout,
-             .tlsInspectionOverflow, .notTLS, .clientTLSFailed:
+             .tlsInspectionOverflow, .notTLS, .clientTLSFailed, .clientTLSTruncated:
             return nil
         case .badRequestLine, .badHeader, .bareLineEnding, .obsFold,
              .ambiguousFraming, .duplicateContentLength, .badContentLength, .badChunk,

@@ -438,7 +438,7 @@ public final class SplicePump {
             // and cut the other side.
             resetBoth()
             return finishEnded(.error(IOError("splice", errno: cause)))
-        case .aborted, .error:
+        case .aborted, .error, .truncatedByA, .truncatedByB:
             resetBoth()
         case .bothClosed:
             break

@@ -8,6 +8,11 @@ public struct SpliceResult: Sendable, Equatable {
         case resetByA
         /// Side B reset its connection (or refused bytes after closing).
         case resetByB
+        /// Side A's TLS stream ended with a bare FIN, no close_notify: a cut, not an end, so
+        /// B was reset rather than sent a FIN (`TLSRelayPump` only).
+        case truncatedByA
+        /// Side B's TLS stream ended with a bare FIN, no close_notify (`TLSRelayPump` only).
+        case truncatedByB
         /// `abort()` was called (idle timeout, shutdown).
         case aborted
         /// A failure that is no peer's reset: no pipe could be made, or a socket failed

@@ -3,15 +3,19 @@ import Glibc
 /// Relay between two connected sides of which one or both speak TLS (`TLSRelaySide`):
 /// cleartext is copied in userspace through two pooled 16 KiB buffers, one per direction
 /// (splice cannot see inside TLS, and this kernel offers no kernel TLS). The contract is
-/// `SplicePump`'s: full duplex; half-close (one side's end of stream, close_notify or FIN,
-/// is passed on as the other side's write shutdown, close_notify then FIN for TLS, while
-/// the other direction keeps flowing); backpressure (a direction whose receiver is full
-/// reads nothing more until it drains, so at most one buffer is in flight each way);
+/// `SplicePump`'s: full duplex; half-close (one side's end of stream, close_notify from a
+/// TLS side or a FIN from a plain one, is passed on as the other side's write shutdown,
+/// close_notify then FIN for TLS, while the other direction keeps flowing); backpressure (a
+/// direction whose receiver is full reads nothing more until it drains, so at most one
+/// buffer is in flight each way);
 /// bounded rounds per event; byte counts each way; one completion with a `SpliceResult`.
 ///
 /// Unlike `SplicePump` a failure on either side (a reset, a TLS error) ends the relay at
 /// once with both sides reset: a TLS stream cut mid-record has no "deliver the rest" to
-/// offer.
+/// offer. So does a TLS side's bare FIN without close_notify: it may be an attacker's or a
+/// middlebox's cut, and a FIN passed to a plain peer would let a stream whose end is its
+/// framing (a close-delimited body, a raw protocol) pass for complete. The peer gets a reset,
+/// the result says `truncatedByA`/`truncatedByB`.
 ///
 /// A TLS read may need the socket writable and a write readable (OpenSSL flushing or
 /// reading a record of its own), so each direction records what it waits for on which
@@ -184,9 +188,12 @@ public final class TLSRelayPump {
         case .wait(let wait):
             direction.waiting = (direction.from.fd, wait)
             return false
-        case .ended:
+        case .ended(orderly: true):
             finish(direction)
             return true
+        case .ended(orderly: false):
+            end(direction.fromIsA ? .truncatedByA : .truncatedByB)
+            return false
         case .failed(let code, _):
             end(direction.fromIsA ? .resetByA : .resetByB, cause: code)
             return false

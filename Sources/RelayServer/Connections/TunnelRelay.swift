@@ -250,6 +250,9 @@ final class TunnelRelay: IdleTracked {
         case .bothClosed: reason = .completed
         case .resetByA: reason = .clientReset
         case .resetByB: reason = .upstreamReset
+        case .truncatedByA: reason = .clientTLSTruncated
+        // A tunnel's upstream side is plain TCP, which has no truncation short of a reset.
+        case .truncatedByB: reason = .upstreamReset
         case .aborted: reason = abortReason ?? .shutdown
         case .error(let error) where error.errno == EMFILE || error.errno == ENFILE:
             // No pipe could be made for a bulk direction.

@@ -23,8 +23,8 @@ struct TLSContexts: Sendable {
     /// Each listener context's line, in `listeners` order: what an accepting socket looks
     /// its context up by, so a socket kept across a reload uses the context just built.
     let listenerKeys: [TLSListenerKey]
-    /// Each listener's TLS settings, in `listeners` order.
-    private let listenerSettings: [ListenerTLSConfig]
+    /// What each listener trusts for client certificates, in `listeners` order.
+    private let listenerTrusts: [TLSClientTrust]
     private let upstreamByRule: [String: TLSContext]
     /// For a request whose rule is not in the table (it cannot happen for an allowed rule;
     /// kept so that the relay's TLS always has verified defaults to fall back on).
@@ -37,22 +37,31 @@ struct TLSContexts: Sendable {
         throws(TLSSetupError) -> TLSContexts {
         var warnings: [String] = []
         var listeners: [TLSContext] = []
+        var trusts: [TLSClientTrust] = []
         let keys = TLSListenerKey.keys(config.tlsListeners)
         for (index, listener) in config.tlsListeners.enumerated() {
             let tls = listener.tls
             // Ticket keys pass only to the same listener, and only if what it trusts for client
-            // certificates is unchanged: a ticket restores the verified peer certificate, so
-            // one issued under another CA must not resume.
-            var inherited = previous?.listener(keys[index])
-            if let old = previous?.listenerConfig(keys[index]), old.clientCAFile != tls.clientCAFile
-                || old.requireClientCertificate != tls.requireClientCertificate {
-                inherited = nil
+            // certificates is unchanged (`TLSClientTrust`).
+            var trust = TLSClientTrust(tls)
+            let key = keys[index]
+            var inherited: TLSContext?
+            if let previous, let old = previous.listenerTrust(key), trust.acceptsTickets(from: old) {
+                inherited = previous.listener(key)
             }
-            listeners.append(try TLSContext.server(certificateFile: tls.certificateFile, keyFile: tls.keyFile,
-                                                   clientCAFile: tls.clientCAFile,
-                                                   requireClientCertificate: tls.requireClientCertificate,
-                                                   versions: TLSProtocols(tls.versions),
-                                                   inheritingTicketKeysFrom: inherited))
+            func build(_ inheriting: TLSContext?) throws(TLSSetupError) -> TLSContext {
+                try TLSContext.server(certificateFile: tls.certificateFile, keyFile: tls.keyFile,
+                                      clientCAFile: tls.clientCAFile, requireClientCertificate: tls.requireClientCertificate,
+                                      versions: TLSProtocols(tls.versions), inheritingTicketKeysFrom: inheriting)
+            }
+            var context = try build(inherited)
+            if TLSClientTrust(tls) != trust {
+                // The CA file changed while the context read it: what it trusts is not known.
+                trust = trust.unknown
+                if inherited != nil { context = try build(nil) }
+            }
+            listeners.append(context)
+            trusts.append(trust)
             let expiry = try TLSCertificateFile.expiry(path: tls.certificateFile)
             let days = expiry.daysUntilExpiry(now: now)
             if days < expiryWarningDays {
@@ -79,7 +88,7 @@ struct TLSContexts: Sendable {
             defaultUpstream = try TLSContext.client(caFile: nil, verify: true, versions: TLSProtocols(config.tlsVersions))
         }
         return TLSContexts(listeners: listeners, listenerKeys: keys,
-                           listenerSettings: config.tlsListeners.map(\.tls), upstreamByRule: byRule, defaultUpstream: defaultUpstream,
+                           listenerTrusts: trusts, upstreamByRule: byRule, defaultUpstream: defaultUpstream,
                            warnings: warnings)
     }
 
@@ -89,9 +98,9 @@ struct TLSContexts: Sendable {
         listenerKeys.firstIndex(of: key).map { listeners[$0] }
     }
 
-    /// The TLS settings of the `listen … tls` line `key` names.
-    func listenerConfig(_ key: TLSListenerKey) -> ListenerTLSConfig? {
-        listenerKeys.firstIndex(of: key).map { listenerSettings[$0] }
+    /// What the `listen … tls` line `key` names trusts for client certificates.
+    private func listenerTrust(_ key: TLSListenerKey) -> TLSClientTrust? {
+        listenerKeys.firstIndex(of: key).map { listenerTrusts[$0] }
     }
 
     /// The client context for the relay's own TLS to a server allowed by `rule`.

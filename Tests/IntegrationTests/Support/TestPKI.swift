@@ -75,11 +75,18 @@ final class TLSAppServer: @unchecked Sendable {
     let port: UInt16
     private let process = Process()
 
-    init(cert: String, key: String, options: [String] = []) throws {
+    convenience init(cert: String, key: String, options: [String] = []) throws {
+        try self.init(executable: "/usr/bin/openssl") { port in
+            ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key, "-www", "-quiet"] + options
+        }
+    }
+
+    /// Another TLS server program, started with `arguments(port)` and waited for until it
+    /// accepts on that loopback port.
+    init(executable: String, arguments: (UInt16) -> [String]) throws {
         port = try TestListener.refusedPort()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key, "-www", "-quiet"]
-            + options
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments(port)
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
@@ -93,7 +100,7 @@ final class TLSAppServer: @unchecked Sendable {
             usleep(20_000)
         }
         stop()
-        throw HarnessError("openssl s_server did not listen on \(port)")
+        throw HarnessError("\(executable) did not listen on \(port)")
     }
 
     func stop() {

@@ -144,6 +144,25 @@ extension RelayIOSuite {
             #expect(result.end == .bothClosed)
         }
 
+        /// A bare FIN may be a cut: the plain side must not read it as the stream's end.
+        @Test func aBareFINFromTheTLSSideResetsThePlainSide() throws {
+            let harness = try TLSPumpHarness()
+            harness.start()
+            harness.client.send("x\n")
+            #expect(Peer.recvOnce(harness.peerB) == 2)
+            // s_client has read all that came (the session tickets before it): with nothing
+            // unread in its socket, the kernel ends it with a FIN, not a reset.
+            _ = Peer.sendAll(harness.peerB, Array("y\n".utf8))
+            #expect(eventually(within: .seconds(10)) { harness.client.output.contains("y\n") })
+            harness.client.kill()
+            let result = try #require(harness.result.wait())
+            #expect(result.end == .truncatedByA)
+            #expect(result.bytesAtoB == 2)
+            #expect(result.bytesBtoA == 2)
+            #expect(Peer.recvOnce(harness.peerB) == -Int(ECONNRESET))
+            #expect(harness.lentBuffers == 0)
+        }
+
         @Test func abortResetsBothSides() throws {
             let harness = try TLSPumpHarness()
             harness.start()
