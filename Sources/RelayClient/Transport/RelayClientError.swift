@@ -120,5 +120,6 @@ public struct RelayClientError: Error, Sendable, Equatable, CustomStringConverti
     }
 
     static let closedStream = RelayClientError(.closed, "the stream is closed")
+    static let closedOnRelease = RelayClientError(.closed, "the stream was released without close()")
     static let cancelledTask = RelayClientError(.cancelled, "the task was cancelled; the stream is closed")
 }

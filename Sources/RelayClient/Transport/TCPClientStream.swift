@@ -18,7 +18,7 @@ public final class TCPClientStream: ClientByteStream {
     }
 
     deinit {
-        end(RelayClientRuntime.closedOnRelease)
+        end(.closedOnRelease)
     }
 
     /// Connects to `host` (a name, or an IPv4 or IPv6 literal, brackets allowed) on `port`:
@@ -68,8 +68,4 @@ public final class TCPClientStream: ClientByteStream {
             loop.execute { core.value.end(reason) }
         }
     }
-}
-
-extension RelayClientRuntime {
-    static let closedOnRelease = RelayClientError(.closed, "the stream was released without close()")
 }

@@ -98,8 +98,9 @@ final class ReversingTLSServer: @unchecked Sendable {  // touched from the test'
 }
 
 /// A blocking TCP server on loopback that runs `behaviour` on a thread for each of the
-/// first `connections` it accepts. Every socket has 10 s send and receive timeouts, so no
-/// behaviour outlives a silent client for long.
+/// first `connections` it accepts. Every socket has 60 s send and receive timeouts, so no
+/// behaviour outlives a silent client for long; long, because in a full parallel run the
+/// test's own task may wait many seconds for a thread of the cooperative pool.
 final class LoopbackServer: Sendable {
     let port: UInt16
     private let listenFD: Int32
@@ -135,7 +136,7 @@ final class LoopbackServer: Sendable {
             for _ in 0..<connections {
                 let client = accept(fd, nil, nil)
                 guard client >= 0 else { return }
-                var timeout = timeval(tv_sec: 10, tv_usec: 0)
+                var timeout = timeval(tv_sec: 60, tv_usec: 0)
                 setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
                 Thread.detachNewThread { behaviour(client) }
@@ -174,6 +175,17 @@ final class LoopbackServer: Sendable {
         var option = linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
         close(fd)
+    }
+}
+
+/// A flag a server thread polls until the test lets it go (or 60 s pass).
+final class Release: Sendable {
+    private let released = Atomic<Bool>(false)
+
+    func release() { released.store(true, ordering: .relaxed) }
+
+    func wait() {
+        for _ in 0..<1200 where !released.load(ordering: .relaxed) { usleep(50_000) }
     }
 }
 

@@ -101,7 +101,6 @@ import Testing
         let options = ClientTransportOptions(connectTimeout: .seconds(5), tlsHandshakeTimeout: .milliseconds(300),
                                              idleTimeout: .seconds(30))
         let tcp = try await TCPClientStream.connect(host: "127.0.0.1", port: server.port, options: options)
-        let started = ContinuousClock.now
         do {
             _ = try await TLSClientStream.connect(over: tcp, host: "localhost", port: server.port,
                                                   tls: ClientTLSOptions(caFile: Self.certificates.caFile), options: options)
@@ -109,7 +108,6 @@ import Testing
         } catch {
             #expect(error.code == .timeout, "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
     }
 
     @Test func anUnreadableCAFileIsTLSConfiguration() async throws {
