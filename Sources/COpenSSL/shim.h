@@ -54,6 +54,12 @@ static inline uint64_t crelay_SSL_OP_NO_version(int version) {
     }
 }
 
+/// What reading an empty memory BIO returns: -1 (retry: more ciphertext may come) until the
+/// transport under it ends, then 0 (end of stream).
+static inline long crelay_BIO_set_mem_eof_return(BIO *bio, int value) {
+    return BIO_set_mem_eof_return(bio, value);
+}
+
 static inline uint64_t crelay_SSL_OP_IGNORE_UNEXPECTED_EOF(void) { return SSL_OP_IGNORE_UNEXPECTED_EOF; }
 
 static inline uint64_t crelay_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }

@@ -19,7 +19,14 @@ public final class TLSConnection {
         case client(host: String, port: UInt16)
     }
 
-    /// The socket under the stream; its owner closes it.
+    /// Where the records travel.
+    private enum Transport {
+        case socket(Int32)
+        /// Two memory buffers the owner moves ciphertext through (`TLSConnection+MemoryTransport`).
+        case memory
+    }
+
+    /// The socket under the stream, which its owner closes; -1 over memory buffers.
     public let fd: Int32
     /// The side this end takes.
     public let role: Role
@@ -31,12 +38,24 @@ public final class TLSConnection {
 
     /// Prepares a TLS stream over `fd` (connected, non-blocking); nothing is sent until
     /// `handshake()`. The role must match the context's.
-    public init(fd: Int32, context: TLSContext, role: Role) throws(TLSSetupError) {
+    public convenience init(fd: Int32, context: TLSContext, role: Role) throws(TLSSetupError) {
+        try self.init(transport: .socket(fd), context: context, role: role)
+    }
+
+    /// Prepares a TLS stream whose records go through memory buffers instead of a socket,
+    /// for TLS over a stream that is not a descriptor of its own (TLS inside a tunnel that
+    /// is itself TLS): the owner feeds what the transport delivers to
+    /// `receiveCiphertext(_:)` and sends what `takeCiphertext(maxBytes:)` returns.
+    public convenience init(memoryTransportWith context: TLSContext, role: Role) throws(TLSSetupError) {
+        try self.init(transport: .memory, context: context, role: role)
+    }
+
+    private init(transport: Transport, context: TLSContext, role: Role) throws(TLSSetupError) {
         switch (role, context.role) {
         case (.server, .server), (.client, .client): break
         default: preconditionFailure("a \(role) connection from a \(context.role) context")
         }
-        self.fd = fd
+        if case .socket(let fd) = transport { self.fd = fd } else { self.fd = -1 }
         self.role = role
         self.context = context
         var sessionKey: String?
@@ -46,7 +65,17 @@ public final class TLSConnection {
         guard let ssl = SSL_new(context.handle) else { throw TLSSetupError(.openSSL, "cannot create a TLS connection") }
         self.ssl = ssl
         hooks.attach(to: ssl)
-        guard SSL_set_fd(ssl, fd) == 1 else { throw TLSSetupError(.openSSL, "cannot attach a TLS connection to its socket") }
+        switch transport {
+        case .socket(let fd):
+            guard SSL_set_fd(ssl, fd) == 1 else { throw TLSSetupError(.openSSL, "cannot attach a TLS connection to its socket") }
+        case .memory:
+            guard let input = BIO_new(BIO_s_mem()) else { throw TLSSetupError(.openSSL, "cannot create a memory BIO") }
+            guard let output = BIO_new(BIO_s_mem()) else {
+                BIO_free(input)
+                throw TLSSetupError(.openSSL, "cannot create a memory BIO")
+            }
+            SSL_set_bio(ssl, input, output)
+        }
         switch role {
         case .server:
             SSL_set_accept_state(ssl)
