@@ -16,6 +16,7 @@ import RelayIO
 /// a `TunnelInspection`, exactly as if it had read them itself. Under
 /// `tunnel-tls=required` the inspection runs from the start: its timer runs from the
 /// moment the tunnel is established.
+///
 /// Loop-confined: touched only on its loop's thread, so not `Sendable`; everything it
 /// hears comes from its pump on that loop.
 final class TunnelRelay: IdleTracked {
@@ -156,6 +157,12 @@ final class TunnelRelay: IdleTracked {
         case relay(TLSTunnelFacts)
     }
 
+    /// How much of a side's first bytes is judged. The inspector decides alike however its
+    /// input is split (see `TLSTunnelInspector`) and, once finished, relays the rest raw: a
+    /// prefix it finishes on settles the whole read, and a first byte that is not a
+    /// handshake settles it at once. The rest is not copied through the inspector.
+    private static let judgedPrefix = 16
+
     /// A `tunnel-tls=required` inspector's timer runs from now, so only a full inspection
     /// can serve it. Bytes behind the CONNECT are judged at once: the splice needs no gate
     /// when they settle the policy.
@@ -163,10 +170,11 @@ final class TunnelRelay: IdleTracked {
         var inspector = rule
         guard inspector.start().isEmpty else { return .inspect }
         guard !clientLeftover.isEmpty else { return .gate }
-        let actions = clientLeftover.withUnsafeBytes { bytes in
-            passesUntouched(inspector.clientBytes(bytes), bytes, from: .a)
+        let passes = clientLeftover.withUnsafeBytes { leftover in
+            let bytes = UnsafeRawBufferPointer(rebasing: leftover.prefix(judgedPrefix))
+            return passesUntouched(inspector.clientBytes(bytes), bytes, from: .a)
         }
-        return actions ? .relay(inspector.facts) : .inspect
+        return passes ? .relay(inspector.facts) : .inspect
     }
 
     /// True when the inspector finished on one side's first bytes at once, passing them on
@@ -189,8 +197,12 @@ final class TunnelRelay: IdleTracked {
         let actions: [TLSInspectorAction]
         let bytes: UnsafeRawBufferPointer?
         switch (side, read) {
-        case (.a, .bytes(let read)): (actions, bytes) = (inspector.clientBytes(read), read)
-        case (.b, .bytes(let read)): (actions, bytes) = (inspector.serverBytes(read), read)
+        case (.a, .bytes(let read)):
+            let prefix = UnsafeRawBufferPointer(rebasing: read.prefix(Self.judgedPrefix))
+            (actions, bytes) = (inspector.clientBytes(prefix), prefix)
+        case (.b, .bytes(let read)):
+            let prefix = UnsafeRawBufferPointer(rebasing: read.prefix(Self.judgedPrefix))
+            (actions, bytes) = (inspector.serverBytes(prefix), prefix)
         case (.a, .endOfStream): (actions, bytes) = (inspector.clientEOF(), nil)
         case (.b, .endOfStream): (actions, bytes) = (inspector.serverEOF(), nil)
         }
