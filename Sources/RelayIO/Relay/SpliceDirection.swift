@@ -98,6 +98,11 @@ final class SpliceDirection {
         }
     }
 
+    /// Copied bytes still queued (from their offset on), else none.
+    var unsentCopied: [UInt8] {
+        if case .writing(.copied(let bytes, let offset), _, _) = mode { Array(bytes[offset...]) } else { [] }
+    }
+
     var stalledSince: UInt64? {
         if case .writing(_, let since, _) = mode { since } else { nil }
     }

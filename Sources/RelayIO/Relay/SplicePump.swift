@@ -21,6 +21,10 @@ import Glibc
 /// drains, so at most one pipe of bytes is in flight per direction. A direction holds a pipe
 /// only while bytes are in it.
 ///
+/// A `SpliceGate` may hold the relay until its owner has judged the first read of each
+/// direction (see there): bytes are copied first anyway, so judging them costs a call and
+/// a gate that lets them through costs nothing after it.
+///
 /// Each direction is in one `SpliceDirection.Mode` at a time (reading, writing what is
 /// queued, discarding, finished), and the relay in one `Phase`, so a direction cannot, say,
 /// wait for its receiver and read at once.
@@ -66,7 +70,8 @@ public final class SplicePump {
         /// Made, not started: `abort()` closes both sockets.
         case ready
         case relaying(Relaying)
-        /// Both sockets closed or handed to a `LingeringClose`, completion called.
+        /// Both sockets closed or handed to a `LingeringClose`, completion called; or both
+        /// handed over to the gate's owner, completion never called.
         case ended
     }
 
@@ -77,6 +82,8 @@ public final class SplicePump {
     private let aToB: Direction
     private let bToA: Direction
     @exclusivity(unchecked) private var phase = Phase.ready
+    /// Set from `start` until its judge lets the relay go or the pump stops.
+    @exclusivity(unchecked) private var gate: SpliceGate?
     /// Monotonic nanoseconds of the last event that moved bytes (for idle sweeps).
     @exclusivity(unchecked) public private(set) var lastActivity: UInt64
 
@@ -120,12 +127,17 @@ public final class SplicePump {
     /// request arrived while the upstream connected and the open row committed): one loop
     /// pass less per tunnel, or one `recv` wasted when A has not.
     ///
+    /// `gate`: the owner judges each direction's first read before it is sent on, and may
+    /// take the sockets back instead (see `SpliceGate`); then neither `completion` nor
+    /// `released` runs.
+    ///
     /// `released` runs after `completion`, once both descriptors are closed: at once, or when
     /// a side that lingers (see `end`) is done, up to `LingeringClose.deadline` later.
-    public func start(readAFirst: Bool = false, completion: @escaping (SpliceResult) -> Void,
+    public func start(readAFirst: Bool = false, gate: SpliceGate? = nil, completion: @escaping (SpliceResult) -> Void,
                       released: (() -> Void)? = nil) {
         loop.preconditionInLoop()
         guard case .ready = phase else { preconditionFailure("a splice relay starts once, before it is aborted") }
+        self.gate = gate
         let registrationA = loop.register(a)
         let registrationB = loop.register(b)
         registrationA.onReadable = { [unowned self] in pump(aToB) }
@@ -211,6 +223,7 @@ public final class SplicePump {
         do throws(IOError) {
             switch try systemCall("recv", { recv(direction.from, buffer.baseAddress, buffer.count, 0) }) {
             case .processed(0):
+                if gate != nil, !passesGate(direction, .endOfStream) { return false }
                 finish(direction)
                 return false
             case .processed(let count):
@@ -220,6 +233,9 @@ public final class SplicePump {
             }
         } catch {
             end(direction.resetOfSender, cause: error.errno)
+            return false
+        }
+        if gate != nil, !passesGate(direction, .bytes(UnsafeRawBufferPointer(start: buffer.baseAddress, count: received))) {
             return false
         }
         let then: AfterQueued
@@ -255,6 +271,32 @@ public final class SplicePump {
         direction.mode = .writing(.copied(Array(buffer[sent..<received]), offset: 0), stalledSince: monotonicNanos(),
                                   then: then)
         return false
+    }
+
+    /// Asks the gate about `direction`'s first read: true to send it on (the gate is gone),
+    /// false once the sockets are handed over.
+    private func passesGate(_ direction: Direction, _ read: SpliceGate.Read) -> Bool {
+        guard let gate, case .relaying(let relaying) = phase else { return true }
+        switch gate.judge(direction === aToB ? .a : .b, read) {
+        case .relay:
+            self.gate = nil
+            return true
+        case .handOver:
+            self.gate = nil
+            phase = .ended
+            relaying.registrationA.deregisterHandingOver()
+            relaying.registrationB.deregisterHandingOver()
+            var judged: [UInt8] = []
+            if case .bytes(let bytes) = read { judged = Array(bytes) }
+            // While gated nothing was read but this, so only initial bytes can be queued.
+            let handOver = SpliceHandOver(a: a, b: b, readFromA: direction === aToB ? judged : [],
+                                          readFromB: direction === bToA ? judged : [],
+                                          owedToA: bToA.unsentCopied, owedToB: aToB.unsentCopied)
+            aToB.mode = .finished
+            bToA.mode = .finished
+            gate.handedOver(handOver)
+            return false
+        }
     }
 
     /// One splice from `from` into a pipe, whose bytes the pump writes on next.
@@ -415,7 +457,9 @@ public final class SplicePump {
     /// end first. A reset in mid-stream ends the relay at once.
     private func failWrite(_ direction: Direction, errno code: Int32) {
         let incoming = other(direction)
-        guard code == EPIPE, !incoming.isFinished, incoming.ending == nil else {
+        // While gated nothing judged has been relayed that a reply could be owed for: a
+        // side that refuses its initial bytes ends the relay at once.
+        guard gate == nil, code == EPIPE, !incoming.isFinished, incoming.ending == nil else {
             return end(direction.resetOfReceiver, cause: code)
         }
         deliverBeforeEnding(incoming, dropping: direction, as: Ending(end: direction.resetOfReceiver, cause: code))
@@ -472,6 +516,7 @@ public final class SplicePump {
     private func finishEnded(_ end: SpliceResult.End, lingering: Int32? = nil) {
         let relaying: Relaying? = if case .relaying(let relaying) = phase { relaying } else { nil }
         phase = .ended
+        gate = nil
         for direction in [aToB, bToA] {
             if case .writing(.piped(let pipe, _), _, _) = direction.mode {
                 // Bytes no one will read: the pipe goes, not back to the pool.

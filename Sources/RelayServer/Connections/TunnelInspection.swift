@@ -4,8 +4,10 @@ import RelayIO
 /// The first round trip of a tunnel, read in user space by a `TLSTunnelInspector` before the
 /// tunnel gets its bulk relay: both sides are read, and only what the inspector has judged is
 /// passed on, so a refused handshake never reaches the app server and no application data
-/// flows before the ServerHello is decided. Inspection costs one round trip; what follows is
-/// relayed as any tunnel is.
+/// flows before the ServerHello is decided. A TLS tunnel spends its handshake's first round
+/// trip here, then is relayed as any tunnel is. A plain client's tunnel comes here only when
+/// its first bytes do not settle the policy at once (see `TunnelRelay`), with what was read
+/// before.
 ///
 /// Loop-confined: touched only on its loop's thread, so not `Sendable`.
 final class TunnelInspection {
@@ -58,21 +60,29 @@ final class TunnelInspection {
         earliest(toClient.stalledSince, toUpstream.stalledSince)
     }
 
-    /// Sends `toClientFirst` (the relay's own `200`, not payload), feeds `clientLeftover`
-    /// (bytes that came behind the CONNECT), then reads both sides until the decision.
-    func start(toClientFirst: [UInt8], clientLeftover: [UInt8], decided: @escaping (Outcome) -> Void) {
+    /// Sends `toClientFirst` (the relay's own `200`, or what of it the client has not taken:
+    /// not payload), feeds `clientLeftover` (bytes that came behind the CONNECT, or were read
+    /// already) and `serverLeftover` (read already), then reads both sides until the decision.
+    func start(toClientFirst: [UInt8], clientLeftover: [UInt8], serverLeftover: [UInt8] = [],
+               decided: @escaping (Outcome) -> Void) {
         self.decided = decided
         toClient.onError = { [unowned self] _ in fail(.clientReset) }
         toUpstream.onError = { [unowned self] _ in fail(.upstreamReset) }
         toClient.onDrained = { [unowned self] in updateReading() }
         toUpstream.onDrained = { [unowned self] in updateReading() }
+        // Watched before anything is judged: the sockets' epoll entries were handed to them
+        // (`StreamSocket.detachFD`, `SpliceHandOver`) and must be claimed in this loop pass,
+        // even when the leftovers settle the tunnel at once and close them.
+        client.startReading { [unowned self] in readable(fromClient: true) }
+        upstream.startReading { [unowned self] in readable(fromClient: false) }
         toClient.enqueue(toClientFirst)
         guard perform(inspector.start()) else { return }
         if !clientLeftover.isEmpty {
             guard perform(clientLeftover.withUnsafeBytes { inspector.clientBytes($0) }) else { return }
         }
-        client.startReading { [unowned self] in readable(fromClient: true) }
-        upstream.startReading { [unowned self] in readable(fromClient: false) }
+        if !serverLeftover.isEmpty {
+            guard perform(serverLeftover.withUnsafeBytes { inspector.serverBytes($0) }) else { return }
+        }
         updateReading()
     }
 

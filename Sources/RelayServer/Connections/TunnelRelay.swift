@@ -6,6 +6,17 @@ import RelayIO
 /// a static forward), and its close record: spliced in the kernel when the client is a
 /// plain socket too; through `TLSRelayPump` when it came in on an HTTPS listener, whose
 /// TLS the kernel cannot see into.
+///
+/// A rule's TLS policy is read from the tunnel's first bytes. A TLS client's tunnel is read
+/// by a `TunnelInspection` first. A plain client's tunnel starts spliced, with the pump's
+/// first copied read of each side judged by the inspector (a `SpliceGate`): most such
+/// tunnels do not carry TLS, and a first byte that is not a handshake (or a server that
+/// speaks first) settles `tunnel-tls=any` at once, at no cost to the splice. Anything
+/// else (a ClientHello, bytes too few to classify) hands the sockets and what was read to
+/// a `TunnelInspection`, exactly as if it had read them itself. Under
+/// `tunnel-tls=required` the inspection runs from the start: its timer runs from the
+/// moment the tunnel is established.
+///
 /// Loop-confined: touched only on its loop's thread, so not `Sendable`; everything it
 /// hears comes from its pump on that loop.
 final class TunnelRelay: IdleTracked {
@@ -20,6 +31,7 @@ final class TunnelRelay: IdleTracked {
     /// (plain client) or pumped (TLS client).
     private enum Phase {
         case inspecting(TunnelInspection)
+        /// Made, or running; gated while `gateInspector` is set.
         case splicing(SplicePump)
         /// A TLS client's relay, made but not yet started (no inspection), or running.
         case pumping(TLSRelayPump)
@@ -34,8 +46,6 @@ final class TunnelRelay: IdleTracked {
     private let upstreamFD: Int32
     private let tuneSockets: Bool
     private var phase: Phase
-    /// Bytes the relay itself wrote to the client (the `200`), not payload.
-    private let relayBytesToClient: UInt64
     private var abortReason: ReasonCode?
     /// The tunnel's place under `max-tunnels-per-principal`, given back at the end.
     private let quotaPlace: TunnelQuotaPlace?
@@ -43,14 +53,17 @@ final class TunnelRelay: IdleTracked {
     private let readClientFirst: Bool
     private let clientLeftover: [UInt8]
     private let toClientFirst: [UInt8]
-    /// Payload passed on during inspection, and what of it the splice relay sends again
-    /// (judged bytes the kernel had not taken yet), so the close row counts each byte once.
+    /// Payload passed on during inspection, and what the relay after it sends first that is
+    /// not its payload to count (the relay's own `200`, judged bytes the kernel had not taken
+    /// yet), so the close row counts each byte once.
     private var inspectedUp: UInt64 = 0
     private var inspectedDown: UInt64 = 0
     private var handedUp: UInt64 = 0
-    private var handedDown: UInt64 = 0
+    private var handedDown: UInt64
     /// What inspection read of the tunnel's TLS, for the close row.
     private var tlsFacts: TLSTunnelFacts?
+    /// The rule's inspector, not yet fed, while a plain client's splice is gated.
+    private var gateInspector: TLSTunnelInspector?
     /// A TLS client and the upstream's stream beside it, for the `TLSRelayPump` path.
     private let clientTLS: TLSStream?
     /// The upstream socket once something reads it through a stream (inspection, the TLS
@@ -94,9 +107,22 @@ final class TunnelRelay: IdleTracked {
         self.tuneSockets = tuneSockets
         self.clientLeftover = clientLeftover
         self.toClientFirst = toClientFirst
-        self.relayBytesToClient = UInt64(toClientFirst.count)
+        self.handedDown = UInt64(toClientFirst.count)
         if clientTLS != nil {
             upstreamStream = StreamSocket(fd: upstreamFD, loop: context.loop)
+        }
+        var inspector = inspector
+        if clientTLS == nil, let rule = inspector {
+            switch Self.plainClientStart(rule, clientLeftover: clientLeftover) {
+            case .inspect:
+                break
+            case .gate:
+                gateInspector = rule
+                inspector = nil
+            case .relay(let facts):
+                tlsFacts = facts
+                inspector = nil
+            }
         }
         if let inspector {
             let plainClient = clientTLS == nil ? StreamSocket(fd: clientFD, loop: context.loop) : nil
@@ -118,6 +144,89 @@ final class TunnelRelay: IdleTracked {
             phase = .splicing(SplicePump(a: clientFD, b: upstreamFD, loop: context.loop, pipes: context.pipes,
                                          initialBytesAtoB: clientLeftover, initialBytesBtoA: toClientFirst,
                                          tuneSockets: tuneSockets))
+        }
+    }
+
+    /// How a plain client's tunnel under a TLS policy starts.
+    private enum PlainClientStart {
+        /// Inspection from the start.
+        case inspect
+        /// Spliced, its first reads judged.
+        case gate
+        /// Spliced: the bytes behind the CONNECT settled the policy, as `facts` say.
+        case relay(TLSTunnelFacts)
+    }
+
+    /// How much of a side's first bytes is judged. The inspector decides alike however its
+    /// input is split (see `TLSTunnelInspector`) and, once finished, relays the rest raw: a
+    /// prefix it finishes on settles the whole read, and a first byte that is not a
+    /// handshake settles it at once. The rest is not copied through the inspector.
+    private static let judgedPrefix = 16
+
+    /// A `tunnel-tls=required` inspector's timer runs from now, so only a full inspection
+    /// can serve it. Bytes behind the CONNECT are judged at once: the splice needs no gate
+    /// when they settle the policy.
+    private static func plainClientStart(_ rule: TLSTunnelInspector, clientLeftover: [UInt8]) -> PlainClientStart {
+        var inspector = rule
+        guard inspector.start().isEmpty else { return .inspect }
+        guard !clientLeftover.isEmpty else { return .gate }
+        let passes = clientLeftover.withUnsafeBytes { leftover in
+            let bytes = UnsafeRawBufferPointer(rebasing: leftover.prefix(judgedPrefix))
+            return passesUntouched(inspector.clientBytes(bytes), bytes, from: .a)
+        }
+        return passes ? .relay(inspector.facts) : .inspect
+    }
+
+    /// True when the inspector finished on one side's first bytes at once, passing them on
+    /// unchanged: nothing held, nothing refused, no timer.
+    private static func passesUntouched(_ actions: [TLSInspectorAction], _ bytes: UnsafeRawBufferPointer?,
+                                        from side: SpliceGate.Side) -> Bool {
+        guard case .finished? = actions.last else { return false }
+        guard let bytes else { return actions.count == 1 }
+        guard actions.count == 2 else { return false }
+        switch (actions[0], side) {
+        case (.toServer(let passed), .a), (.toClient(let passed), .b): return passed.elementsEqual(bytes)
+        default: return false
+        }
+    }
+
+    /// The gate's judge: a copy of the rule's inspector is fed the read; the inspection
+    /// takes over unless it finishes at once passing it on untouched.
+    private func judgeFirstRead(from side: SpliceGate.Side, _ read: SpliceGate.Read) -> SpliceGate.Verdict {
+        guard var inspector = gateInspector else { return .relay }
+        let actions: [TLSInspectorAction]
+        let bytes: UnsafeRawBufferPointer?
+        switch (side, read) {
+        case (.a, .bytes(let read)):
+            let prefix = UnsafeRawBufferPointer(rebasing: read.prefix(Self.judgedPrefix))
+            (actions, bytes) = (inspector.clientBytes(prefix), prefix)
+        case (.b, .bytes(let read)):
+            let prefix = UnsafeRawBufferPointer(rebasing: read.prefix(Self.judgedPrefix))
+            (actions, bytes) = (inspector.serverBytes(prefix), prefix)
+        case (.a, .endOfStream): (actions, bytes) = (inspector.clientEOF(), nil)
+        case (.b, .endOfStream): (actions, bytes) = (inspector.serverEOF(), nil)
+        }
+        guard Self.passesUntouched(actions, bytes, from: side) else { return .handOver }
+        gateInspector = nil
+        tlsFacts = inspector.facts
+        return .relay
+    }
+
+    /// The gated splice gave its sockets back: inspection reads on from where it stopped.
+    private func inspectHandedOver(_ handOver: SpliceHandOver) {
+        guard let inspector = gateInspector else { preconditionFailure("a hand-over comes from a gated splice") }
+        precondition(handOver.owedToB.isEmpty, "a gated splice is given nothing for the upstream")
+        gateInspector = nil
+        let client = StreamSocket(fd: handOver.a, loop: context.loop)
+        let upstream = StreamSocket(fd: handOver.b, loop: context.loop)
+        inspectedPlainClient = client
+        upstreamStream = upstream
+        let inspection = TunnelInspection(loop: context.loop, scratch: context.scratch, client: client, upstream: upstream,
+                                          inspector: inspector, settings: context.shared.settings.tlsInspection)
+        phase = .inspecting(inspection)
+        inspection.start(toClientFirst: handOver.owedToA, clientLeftover: handOver.readFromA,
+                         serverLeftover: handOver.readFromB) { [self] outcome in
+            inspected(outcome, by: inspection)
         }
     }
 
@@ -205,7 +314,12 @@ final class TunnelRelay: IdleTracked {
         // descriptor is closed, which a lingering side may delay past the close row.
         let shared = context.shared
         let identity = identity
-        pump.start(readAFirst: readClientFirst ?? self.readClientFirst, completion: { [self] result in
+        let gate = gateInspector == nil ? nil : SpliceGate(judge: { [unowned self] side, read in
+            judgeFirstRead(from: side, read)
+        }, handedOver: { [unowned self] handOver in
+            inspectHandedOver(handOver)
+        })
+        pump.start(readAFirst: readClientFirst ?? self.readClientFirst, gate: gate, completion: { [self] result in
             self.finished(result)
         }, released: {
             shared.connectionClosed(identity)
@@ -262,10 +376,9 @@ final class TunnelRelay: IdleTracked {
             context.shared.logger.log(.notice, "relay-error session=\(identity.session) \(error)")
             reason = .internalError
         }
-        let spliced = tlsFacts == nil ? result.bytesBtoA.subtractingClamped(relayBytesToClient)
-            : result.bytesBtoA.subtractingClamped(handedDown)
         let up = inspectedUp + result.bytesAtoB.subtractingClamped(handedUp)
-        recordClose(reason, detail: nil, up: up, down: inspectedDown + spliced)
+        let down = inspectedDown + result.bytesBtoA.subtractingClamped(handedDown)
+        recordClose(reason, detail: nil, up: up, down: down)
     }
 
     private func recordClose(_ reason: ReasonCode, detail: String?, up: UInt64, down: UInt64) {

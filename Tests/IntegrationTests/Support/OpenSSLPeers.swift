@@ -103,8 +103,9 @@ struct OpenSSLClientRun: Sendable, CustomStringConvertible {
 /// A real ClientHello: what `openssl s_client -servername localhost` sends first, caught on a
 /// loopback listener, so raw-socket tests can replay it split however they like.
 enum CapturedClientHello {
-    /// The first TLS record `openssl s_client` writes (its whole ClientHello).
-    static func capture() throws -> [UInt8] {
+    /// The first TLS record `openssl s_client` writes (its whole ClientHello), naming
+    /// `servername`.
+    static func capture(servername: String = "localhost") throws -> [UInt8] {
         let listener = try TestListener()
         let caught = LockedBox<[UInt8]?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -120,7 +121,7 @@ enum CapturedClientHello {
         }
         // The client fails once its peer closes; only what it sent first matters.
         _ = try Subprocess.run(OpenSSLTool.path, ["s_client", "-connect", "127.0.0.1:\(listener.port)",
-                                                  "-servername", "localhost"], timeout: 15)
+                                                  "-servername", servername], timeout: 15)
         _ = done.wait(timeout: .now() + 10)
         listener.stop()
         guard let hello = caught.get(), hello.count > 9, hello[5] == 0x01 else {
