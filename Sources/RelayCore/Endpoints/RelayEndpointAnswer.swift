@@ -27,7 +27,7 @@ public enum RelayEndpointAnswer {
     public static func methodNotAllowed() -> [UInt8] {
         let body = ReasonCode.methodNotAllowed.rawValue + "\n"
         let head = "HTTP/1.1 405 \(ProxyResponses.reasonPhrase(405))\r\n"
-            + "Allow: \(RelayEndpoint.methods.joined(separator: ", "))\r\n"
+            + "Allow: \(WellKnownEndpoint.methods.joined(separator: ", "))\r\n"
             + "Content-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         return Array((head + body).utf8)
     }

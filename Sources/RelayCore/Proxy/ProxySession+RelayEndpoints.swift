@@ -1,11 +1,11 @@
-/// Requests addressed to the relay itself (`RelayEndpoint`): the status answered to anyone,
+/// Requests addressed to the relay itself (`WellKnownEndpoint`): the status answered to anyone,
 /// the configuration after proxy authentication as for a proxied request. Each is answered
 /// here, with no upstream and no open row, and recorded in one row naming the endpoint.
 extension ProxySession {
     /// An origin-form request for one of the endpoints, after the Host check every request has.
-    mutating func routeToRelay(_ endpoint: RelayEndpoint, head: HTTPRequestHead, now: UInt64,
+    mutating func routeToRelay(_ endpoint: WellKnownEndpoint, head: HTTPRequestHead, now: UInt64,
                                into actions: inout [ProxySessionAction]) {
-        guard RelayEndpoint.methods.contains(head.method) else {
+        guard WellKnownEndpoint.methods.contains(head.method) else {
             actions.append(.audit(AuditEntry(event: .refused, decision: .deny, reason: .methodNotAllowed,
                                              target: endpoint.rawValue, status: 405), awaitCommit: false))
             actions.append(.sendToClient(RelayEndpointAnswer.methodNotAllowed()))
@@ -37,7 +37,7 @@ extension ProxySession {
     /// the client asked to close, a body was left unread (where the next request starts is
     /// unknown), or the relay is draining (the client should move to another relay). The
     /// caller reads what is buffered next.
-    mutating func answerRelayEndpoint(_ endpoint: RelayEndpoint, head: HTTPRequestHead, framing: BodyFraming,
+    mutating func answerRelayEndpoint(_ endpoint: WellKnownEndpoint, head: HTTPRequestHead, framing: BodyFraming,
                                       principal: AuthPrincipal?, mutualAuth: String?, startedAt: UInt64, now: UInt64,
                                       into actions: inout [ProxySessionAction]) {
         let draining = settings.relayFacts.isDraining()

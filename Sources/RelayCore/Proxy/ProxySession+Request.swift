@@ -21,7 +21,7 @@ extension ProxySession {
         /// which the relay speaks TLS to its upstream.
         case upstream(Kind, host: Host, port: UInt16, httpsScheme: Bool)
         /// One of the relay's own endpoints; `framing`: its request body, left unread.
-        case relay(RelayEndpoint, framing: BodyFraming)
+        case relay(WellKnownEndpoint, framing: BodyFraming)
     }
 
     /// A request that passed parsing, authentication and the registry, on its way to an upstream.

@@ -79,7 +79,7 @@ extension ProxySession {
             rawHost = host
             port = absolutePort
         case .origin(let originTarget):
-            guard let endpoint = RelayEndpoint(target: originTarget) else {
+            guard let endpoint = WellKnownEndpoint(target: originTarget) else {
                 return refuseUnrouted(.notAProxyRequest, target: nil, rule: nil, now: now, into: &actions)
             }
             return routeToRelay(endpoint, head: head, now: now, into: &actions)

@@ -68,13 +68,13 @@ import Testing
     }
 
     @Test func onlyTheExactPathNamesAnEndpoint() {
-        #expect(RelayEndpoint(target: "/.well-known/dynrelay/status") == .status)
-        #expect(RelayEndpoint(target: "/.well-known/dynrelay/config") == .config)
-        #expect(RelayEndpoint(target: "/.well-known/dynrelay/status?x=1&y=" + String(repeating: "z", count: 5000)) == .status)
+        #expect(WellKnownEndpoint(target: "/.well-known/dynrelay/status") == .status)
+        #expect(WellKnownEndpoint(target: "/.well-known/dynrelay/config") == .config)
+        #expect(WellKnownEndpoint(target: "/.well-known/dynrelay/status?x=1&y=" + String(repeating: "z", count: 5000)) == .status)
         for other in ["/.well-known/dynrelay/status/../config", "/.well-known/dynrelay/status/", "/.well-known/dynrelay/Status",
                       "//.well-known/dynrelay/status", "/.well-known/dynrelay/%73tatus", "/.well-known/dynrelay/./status",
                       "/.well-known/dynrelay", "/", "/.well-known/dynrelay/status;x", "/.well-known/dynrelay/status#x"] {
-            #expect(RelayEndpoint(target: other) == nil, "\(other)")
+            #expect(WellKnownEndpoint(target: other) == nil, "\(other)")
         }
     }
 }

@@ -1,7 +1,7 @@
 /// The relay's own endpoints: requests in origin form addressed to the relay itself, which
 /// a proxy otherwise refuses (`not-a-proxy-request`). A client uses them to check that it
 /// reaches the proxy infrastructure and to read its application configuration.
-public enum RelayEndpoint: String, Sendable, CaseIterable {
+public enum WellKnownEndpoint: String, Sendable, CaseIterable {
     /// Liveness for clients choosing a relay: no proxy authentication.
     case status = "/.well-known/dynrelay/status"
     /// The servers the principal may reach: after proxy authentication, as a proxied request.
@@ -17,7 +17,7 @@ public enum RelayEndpoint: String, Sendable, CaseIterable {
     /// (clients add cache-busting parameters); its size is bounded by the head limit.
     public init?(target: String) {
         let path = target.firstIndex(of: "?").map { target[..<$0] } ?? target[...]
-        guard let endpoint = RelayEndpoint(rawValue: String(path)) else { return nil }
+        guard let endpoint = WellKnownEndpoint(rawValue: String(path)) else { return nil }
         self = endpoint
     }
 
