@@ -67,12 +67,11 @@ public struct ClientURL: Hashable, Sendable, CustomStringConvertible {
         self.target = URIReference.removingDotSegments(fromTarget: pathAndQuery)
     }
 
-    /// Creates a URL from parts already validated (an origin and a target starting with `/`).
-    init(origin: ClientOrigin, target: String) {
-        self.scheme = origin.scheme
-        self.host = origin.host
-        self.port = origin.port
-        self.target = target
+    /// The URL of `target` (origin-form: path and query, starting with `/`) at `origin`,
+    /// such as a relay's status URL; checked by the same rules as `init(parsing:)`.
+    public init(origin: ClientOrigin, target: String) throws(ClientURLError) {
+        guard target.hasPrefix("/") else { throw .malformed("target '\(target)' does not start with '/'") }
+        self = try ClientURL(parsing: origin.description + target)
     }
 
     /// The (scheme, host, port) this URL belongs to.

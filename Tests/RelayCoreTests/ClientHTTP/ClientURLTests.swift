@@ -73,6 +73,15 @@ struct ClientURLTests {
         #expect(try ClientURL(parsing: "http://www.example.com/a").origin != a.origin)
     }
 
+    @Test func fromAnOriginAndATarget() throws {
+        let relay = try ClientURL(parsing: "https://[::1]:8443/")
+        let status = try ClientURL(origin: relay.origin, target: "/.well-known/dynrelay/status")
+        #expect(status.description == "https://[::1]:8443/.well-known/dynrelay/status")
+        #expect(status.origin == relay.origin)
+        #expect(throws: ClientURLError.self) { try ClientURL(origin: relay.origin, target: "status") }
+        #expect(throws: ClientURLError.controlCharacter) { try ClientURL(origin: relay.origin, target: "/a b") }
+    }
+
     @Test func partsForTheWire() throws {
         let url = try ClientURL(parsing: "https://[::1]:8443/dir/file?x=1&y")
         #expect(url.authority == "[::1]:8443")
