@@ -32,7 +32,8 @@ extension ProxySession {
                                     into actions: inout [ProxySessionAction]) {
         if let address = opening.connectingTo {
             upstream = UpstreamLink(host: request.host, port: request.port, resolved: request.resolved ?? "",
-                                    address: address, principal: request.principal, tls: request.upstreamTLS)
+                                    address: address, principal: request.principal,
+                                    tls: UpstreamTLSTerms.of(request, in: settings.registry))
         }
         openingOutcome(.connected, request: request, opening: opening, now: now, into: &actions)
     }

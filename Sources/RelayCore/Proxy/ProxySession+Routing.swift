@@ -152,7 +152,7 @@ extension ProxySession {
         if let link = upstream {
             // Only a forwarded request reuses a kept-alive upstream; a tunnel gets a fresh connection.
             if case .forward = kind, link.host == host && link.port == port, link.principal == principal,
-               link.tls == request.upstreamTLS,
+               link.tls == UpstreamTLSTerms.of(request, in: settings.registry),
                let address = link.address,
                settings.registry.checkAll([address], port: port, allowRule: rule, localHost: settings.localHost).refusal == nil {
                 var reused = request

@@ -26,7 +26,23 @@ extension ProxySession {
         /// Whom it was opened for: an origin may have authenticated the connection itself
         /// (NTLM to IIS), so another principal on this client connection gets a fresh one.
         var principal: AuthPrincipal?
-        /// The relay speaks TLS on it: only a request that wants TLS reuses it, and only such.
-        var tls: Bool
+        /// The terms the relay's own TLS on it was set up with, nil for plain TCP: only a
+        /// request wanting TLS under the same terms reuses it, so a reload that changes the
+        /// rule's `ca=`, `verify=` or `tls-versions=` gets a new link.
+        var tls: UpstreamTLSTerms?
+    }
+
+    /// What the relay's TLS to an upstream is set up from: the rule's upstream policy and
+    /// the versions the rule allows.
+    struct UpstreamTLSTerms: Equatable {
+        var policy: UpstreamTLSPolicy
+        var versions: TLSVersionSet
+
+        /// The terms of `request`'s rule in `registry`, nil when the request is plain or
+        /// its rule is gone.
+        static func of(_ request: borrowing Request, in registry: Registry) -> UpstreamTLSTerms? {
+            guard request.upstreamTLS, let rule = registry.rule(named: request.rule) else { return nil }
+            return UpstreamTLSTerms(policy: rule.upstreamTLS, versions: rule.tunnelTLS.versions)
+        }
     }
 }

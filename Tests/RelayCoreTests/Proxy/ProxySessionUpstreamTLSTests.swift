@@ -64,4 +64,33 @@ import Testing
         #expect(secure.contains(.connect(address, port: 443)))
         #expect(session.upstreamTLSServer != nil)
     }
+
+    /// A kept-alive TLS link was set up under its rule's `ca=`, `verify=` and
+    /// `tls-versions=`: after a reload that changes them the next request opens a new link;
+    /// after one that keeps them it reuses the link.
+    @Test func keptAliveTLSLinkIsNotReusedUnderChangedTLSTerms() throws {
+        var session = try Self.session()
+        let address = IPAddress.v4(IPv4Address(strict: "10.1.2.4")!)
+        let request = "GET http://10.1.2.4/ HTTP/1.1\r\nHost: 10.1.2.4\r\n\r\n"
+        _ = ProxySessionTests.forwarded(&session, request)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        func reload(_ options: String) throws {
+            let text = Self.config.replacingOccurrences(of: "server 10.1.2.4:80 tls", with: "server 10.1.2.4:80 tls" + options)
+            session.useRegistry(try ConfigParser.parse(text: text, file: "tls.conf") { _, _ in [] }.registry)
+        }
+        try reload("")
+        let same = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+        #expect(!same.contains(.connect(address, port: 80)), "the same terms reuse the link")
+        _ = session.handle(.auditCommitted, now: 4)
+        _ = ProxySessionTests.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        for (index, options) in [" tls-versions=1.3", " verify=off", " ca=/etc/ssl/other.pem"].enumerated() {
+            try reload(options)
+            let changed = ProxySessionTests.feed(&session, ProxySessionTests.bytes(request))
+            #expect(changed.contains(.closeUpstream), "\(options): the link set up under other terms is dropped")
+            #expect(changed.contains(.connect(address, port: 80)), "\(options)")
+            _ = session.handle(.upstreamConnected, now: UInt64(5 + 3 * index))
+            _ = session.handle(.auditCommitted, now: UInt64(6 + 3 * index))
+            _ = ProxySessionTests.upstream(&session, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        }
+    }
 }
