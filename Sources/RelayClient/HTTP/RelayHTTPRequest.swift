@@ -33,7 +33,7 @@ public final class RelayHTTPRequest: Sendable {
         var body: [UInt8] = []
         var error: RelayHTTPError?
         var task: Task<Void, Never>?
-        var onReadyStateChange: (@Sendable (RelayHTTPRequest) -> Void)?
+        var onReadyStateChange: (@Sendable (RelayHTTPRequest, ReadyState) -> Void)?
     }
 
     /// The client the request goes through.
@@ -51,8 +51,9 @@ public final class RelayHTTPRequest: Sendable {
         self.maxResponseBytes = maxResponseBytes
     }
 
-    /// Called on `callbackQueue` after every change of `readyState`.
-    public var onReadyStateChange: (@Sendable (RelayHTTPRequest) -> Void)? {
+    /// Called on `callbackQueue` after every change of `readyState`, with the state changed
+    /// to: by the time the queue runs it, `readyState` may have moved on.
+    public var onReadyStateChange: (@Sendable (RelayHTTPRequest, ReadyState) -> Void)? {
         get { state.withLock { $0.onReadyStateChange } }
         set { state.withLock { $0.onReadyStateChange = newValue } }
     }
@@ -98,7 +99,7 @@ public final class RelayHTTPRequest: Sendable {
             state.credentials = user.map { ClientCredentials(user: $0, password: password) }
             return state.onReadyStateChange
         }
-        notify(callback)
+        notify(callback, .OPENED)
         return true
     }
 
@@ -126,7 +127,7 @@ public final class RelayHTTPRequest: Sendable {
 
     /// Stops a request under way: it ends `DONE` with an `aborted` error, then is `UNSENT`.
     public func abort() {
-        let (task, callback) = state.withLock { state -> (Task<Void, Never>?, (@Sendable (RelayHTTPRequest) -> Void)?) in
+        let (task, callback) = state.withLock { state -> (Task<Void, Never>?, (@Sendable (RelayHTTPRequest, ReadyState) -> Void)?) in
             guard let task = state.task else { return (nil, nil) }
             state.generation += 1
             state.task = nil
@@ -137,7 +138,7 @@ public final class RelayHTTPRequest: Sendable {
         }
         guard let task else { return }
         task.cancel()
-        notify(callback)
+        notify(callback, .DONE)
         state.withLock { if $0.task == nil, $0.readyState == .DONE { $0.readyState = .UNSENT } }
     }
 
@@ -158,7 +159,7 @@ public final class RelayHTTPRequest: Sendable {
 
     private func start(_ body: RelayHTTPBody) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        let started: (Bool, (@Sendable (RelayHTTPRequest) -> Void)?) = state.withLock { state in
+        let started: (Bool, (@Sendable (RelayHTTPRequest, ReadyState) -> Void)?) = state.withLock { state in
             guard state.readyState == .OPENED, state.task == nil, let url = state.url else { return (false, nil) }
             let request = RelayHTTPClientRequest(method: state.method, url: url, headers: state.headers,
                                                  body: body, serverCredentials: state.credentials)
@@ -172,7 +173,7 @@ public final class RelayHTTPRequest: Sendable {
             return (true, state.onReadyStateChange)
         }
         guard started.0 else { return false }
-        notify(started.1)
+        notify(started.1, .SENT)
         if !state.withLock({ $0.isAsync }) { done.wait() }
         return true
     }
@@ -199,6 +200,8 @@ public final class RelayHTTPRequest: Sendable {
                     state.body += chunk
                 }) else { await response.body.cancel(); return }
             }
+            // XHR passes through LOADING even for an empty body.
+            if count == 0, !update(generation, { $0.readyState = .LOADING }) { return }
             _ = update(generation) { state in
                 state.readyState = .DONE
                 state.task = nil
@@ -216,17 +219,18 @@ public final class RelayHTTPRequest: Sendable {
     /// Applies a change made by the request of `generation` unless it was aborted or
     /// reopened since; returns whether it was applied.
     private func update(_ generation: Int, notifying: Bool = true, _ change: (inout State) -> Void) -> Bool {
-        let (current, callback) = state.withLock { state -> (Bool, (@Sendable (RelayHTTPRequest) -> Void)?) in
-            guard state.generation == generation else { return (false, nil) }
+        let (current, callback, readyState) = state.withLock {
+            state -> (Bool, (@Sendable (RelayHTTPRequest, ReadyState) -> Void)?, ReadyState) in
+            guard state.generation == generation else { return (false, nil, state.readyState) }
             change(&state)
-            return (true, state.onReadyStateChange)
+            return (true, state.onReadyStateChange, state.readyState)
         }
-        if current, notifying { notify(callback) }
+        if current, notifying { notify(callback, readyState) }
         return current
     }
 
-    private func notify(_ callback: (@Sendable (RelayHTTPRequest) -> Void)?) {
+    private func notify(_ callback: (@Sendable (RelayHTTPRequest, ReadyState) -> Void)?, _ readyState: ReadyState) {
         guard let callback else { return }
-        callbackQueue.async { callback(self) }
+        callbackQueue.async { callback(self, readyState) }
     }
 }
