@@ -8,6 +8,8 @@ extension RelayHTTPClient {
         let url = request.url
         let tunnelled = url.scheme == .https
         let key: HTTPPoolKey = tunnelled ? .tunnel(relay, url.origin) : .relay(relay)
+        // Each peer's Digest `uri` is the target as that peer reads it: the relay gets the
+        // absolute form, the server (after the relay rewrote it) the origin form.
         let target = tunnelled ? url.target : "\(url.scheme.rawValue)://\(url.authority)\(url.target)"
         var proxyAnswer: String?
         var serverAnswer: String?
@@ -31,7 +33,7 @@ extension RelayHTTPClient {
             if let value = proxyAnswer ?? proxySession?.preemptive(method: request.method, target: target) {
                 extra.append(("Proxy-Authorization", value))
             }
-            if let value = serverAnswer ?? serverSession?.preemptive(method: request.method, target: target) {
+            if let value = serverAnswer ?? serverSession?.preemptive(method: request.method, target: url.target) {
                 extra.append(("Authorization", value))
             }
             if let cookie = cookieHeader(for: url) { extra.append(("Cookie", cookie)) }
@@ -101,7 +103,7 @@ extension RelayHTTPClient {
                responseHead.headers.contains("www-authenticate") {
                 do throws(ClientAuthError) {
                     serverAnswer = try session.answer(headerValues: responseHead.headers.values("www-authenticate"),
-                                                      method: request.method, target: target)
+                                                      method: request.method, target: url.target)
                 } catch {
                     await responseBody.cancel()
                     throw .final(RelayHTTPError(.serverAuthFailed, "the server refused the credentials (\(error))",

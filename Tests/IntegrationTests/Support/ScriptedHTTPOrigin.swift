@@ -9,7 +9,7 @@ enum ScriptedHTTPOrigin {
     static let basicPassword = "builder"
 
     private static let script = #"""
-        import base64, socket, ssl, struct, sys, threading, time
+        import base64, hashlib, re, socket, ssl, struct, sys, threading, time
         port = int(sys.argv[1])
         context = None
         if len(sys.argv) > 3:
@@ -20,6 +20,20 @@ enum ScriptedHTTPOrigin {
         listener.bind(("127.0.0.1", port))
         listener.listen(64)
         expected = "Basic " + base64.b64encode(b"bob:builder").decode()
+
+        def digest_ok(method, value, algorithm):
+            if not value.startswith("Digest "):
+                return False
+            p = dict((k, a or b) for k, a, b in re.findall(r'(\w+)=(?:"([^"]*)"|([^\s,]*))', value[7:]))
+            if p.get("algorithm", "MD5") != algorithm:
+                return False
+            h = {"MD5": hashlib.md5, "SHA-256": hashlib.sha256}[algorithm]
+            if p.get("username") != "bob" or p.get("nonce") != "n0nce" or p.get("qop") != "auth":
+                return False
+            H = lambda text: h(text.encode()).hexdigest()
+            ha1 = H("bob:origin:builder")
+            ha2 = H(method + ":" + p.get("uri", ""))
+            return p.get("response") == H(":".join([ha1, p["nonce"], p.get("nc", ""), p.get("cnonce", ""), "auth", ha2]))
 
         def reply(c, status, body, headers=()):
             head = "HTTP/1.1 %s\r\nContent-Length: %d\r\n" % (status, len(body))
@@ -105,6 +119,20 @@ enum ScriptedHTTPOrigin {
                         reply(c, "200 OK", b"welcome bob")
                     else:
                         reply(c, "401 Unauthorized", b"who are you", ['WWW-Authenticate: Basic realm="origin"'])
+                elif path in ("/digest", "/digest-md5"):
+                    # /digest offers both and accepts only SHA-256: the client must pick the stronger.
+                    algorithm = "MD5" if path == "/digest-md5" else "SHA-256"
+                    if digest_ok(method, fields.get("authorization", ""), algorithm):
+                        reply(c, "200 OK", b"welcome digest bob")
+                    else:
+                        offers = ["SHA-256", "MD5"] if algorithm == "SHA-256" else ["MD5"]
+                        reply(c, "401 Unauthorized", b"who are you",
+                              ['WWW-Authenticate: Digest realm="origin", qop="auth", algorithm=%s, nonce="n0nce"' % a
+                               for a in offers])
+                elif path == "/bye":
+                    reply(c, "200 OK", b"conn %d req %d" % (number, request))
+                    time.sleep(0.2)
+                    c.close(); return
                 elif path == "/big":
                     total = int(target.split("n=", 1)[1])
                     c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % total)
