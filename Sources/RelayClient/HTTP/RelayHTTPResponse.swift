@@ -17,7 +17,8 @@ public struct RelayHTTPResponse: Sendable {
 }
 
 /// A response body as chunks of bytes: the payload only (chunk framing removed), never
-/// more than one read of the connection at a time. It can be iterated once.
+/// more than one read of the connection at a time. It is read once: a second iteration
+/// continues where the first stopped.
 public struct RelayHTTPResponseBody: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
     let source: HTTPResponseBodySource
@@ -32,6 +33,7 @@ public struct RelayHTTPResponseBody: AsyncSequence, Sendable {
         }
     }
 
+    /// The iterator; the body has one reader, so iterating twice continues where the first stopped.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(source: source)
     }

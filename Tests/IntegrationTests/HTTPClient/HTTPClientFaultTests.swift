@@ -4,7 +4,7 @@ import RelayCore
 import Testing
 
 extension IntegrationSuite {
-    /// Relays that misbehave, and failover between relays.
+    /// Relays that misbehave, failover between relays, and a relay reached over TLS.
     @Suite("HTTP client faults")
     struct HTTPClientFaultTests {
         /// A fake relay: `garbage` answers every request with bytes that are not HTTP,
@@ -80,6 +80,28 @@ extension IntegrationSuite {
                 #expect(response.status == 200)
                 #expect(try await HTTPClientTests.text(response).hasPrefix("conn "))
             }
+        }
+
+        @Test("an https:// relay: the HTTPS listener verified, then absolute-form and a TLS tunnel inside it")
+        func httpsRelay() async throws {
+            let certs = try TestCertificates()
+            let origin = try TLSScriptedOrigin()
+            defer { origin.stop() }
+            let relay = try RelayProcess(config: HTTPSListenerTests.config(
+                certs, server: try certs.issueServer(), extra: "server localhost:\(origin.port)\n", upstreamPorts: [origin.port]))
+            defer { relay.stop() }
+            let port = try #require(relay.tlsPorts.first)
+            let endpoint = RelayEndpoint(url: try ClientURL(parsing: "https://127.0.0.1:\(port)"), priority: 1)
+            let client = RelayHTTPClient(configuration: RelayHTTPClientConfiguration(
+                relays: [endpoint], tls: ClientTLSOptions(caFile: origin.caFile),
+                relayTLS: ClientTLSOptions(caFile: certs.caCert), transport: HTTPClientTests.transport))
+            for url in ["http://127.0.0.1:\(origin.port)/chunked", "https://localhost:\(origin.port)/chunked"] {
+                #expect(try await HTTPClientTests.text(try await client.execute("GET", url)) == "abcdefg", "\(url)")
+            }
+            let untrusting = RelayHTTPClient(configuration: RelayHTTPClientConfiguration(
+                relays: [endpoint], transport: HTTPClientTests.transport))
+            let error = await HTTPClientTests.failure { _ = try await untrusting.execute("GET", "http://127.0.0.1:\(origin.port)/hello") }
+            #expect(error?.transport?.code == .tlsCertUntrusted, "the relay's certificate is checked: \(String(describing: error))")
         }
     }
 }

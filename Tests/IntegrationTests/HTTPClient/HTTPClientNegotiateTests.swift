@@ -17,16 +17,14 @@ extension IntegrationSuite {
             let saved = getenv("KRB5_CONFIG").map { String(cString: $0) }
             setenv("KRB5_CONFIG", kdc.krb5ConfigPath, 1)
             defer { if let saved { setenv("KRB5_CONFIG", saved, 1) } else { unsetenv("KRB5_CONFIG") } }
-            let pki = try TestPKI()
-            let identity = try pki.issue("origin", names: TestPKI.loopbackNames)
-            let origin = try ScriptedHTTPOrigin.start(cert: identity.cert, key: identity.key)
+            let origin = try TLSScriptedOrigin()
             defer { origin.stop() }
             let relay = try RelayProcess(config: RelayConfigText.proxy([
                 "auth negotiate keytab=\(kdc.keytabPath) principal=\(TestKDC.servicePrincipal)",
                 "server 127.0.0.1:\(origin.port)", "server localhost:\(origin.port)",
             ]), environment: kdc.environment)
             defer { relay.stop() }
-            let client = try HTTPClientTests.client(relay, caFile: pki.caFile,
+            let client = try HTTPClientTests.client(relay, caFile: origin.caFile,
                                                     proxy: .kerberos(credentialCache: kdc.credentialCache))
             for url in ["http://127.0.0.1:\(origin.port)/hello", "https://localhost:\(origin.port)/hello"] {
                 let response = try await client.execute("GET", url)

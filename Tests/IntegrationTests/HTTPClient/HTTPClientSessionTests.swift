@@ -28,13 +28,11 @@ extension IntegrationSuite {
 
         @Test("a kept-alive tunnel the server closed while idle is not reused")
         func serverClosedIdle() async throws {
-            let pki = try TestPKI()
-            let identity = try pki.issue("origin", names: TestPKI.loopbackNames)
-            let origin = try ScriptedHTTPOrigin.start(cert: identity.cert, key: identity.key)
+            let origin = try TLSScriptedOrigin()
             defer { origin.stop() }
             let relay = try HTTPClientTests.relay(origin.port)
             defer { relay.stop() }
-            let client = try HTTPClientTests.client(relay, caFile: pki.caFile)
+            let client = try HTTPClientTests.client(relay, caFile: origin.caFile)
             let base = "https://localhost:\(origin.port)"
             let first = try await HTTPClientTests.text(try await client.execute("GET", base + "/bye"))
             #expect(first.hasSuffix("req 1"))

@@ -72,13 +72,11 @@ extension IntegrationSuite {
 
         @Test("https through CONNECT: verified TLS, and the tunnel is kept alive for the next request")
         func tunnelKeepAlive() async throws {
-            let pki = try TestPKI()
-            let identity = try pki.issue("origin", names: TestPKI.loopbackNames)
-            let origin = try ScriptedHTTPOrigin.start(cert: identity.cert, key: identity.key)
+            let origin = try TLSScriptedOrigin()
             defer { origin.stop() }
             let relay = try Self.relay(origin.port)
             defer { relay.stop() }
-            let client = try Self.client(relay, caFile: pki.caFile)
+            let client = try Self.client(relay, caFile: origin.caFile)
             let url = "https://localhost:\(origin.port)/hello"
 
             let first = try await Self.text(try await client.execute("GET", url))
@@ -96,13 +94,11 @@ extension IntegrationSuite {
 
         @Test("bad input from the origin: bad chunk size, reset mid-body, Content-Length shorter than the body")
         func badOrigin() async throws {
-            let pki = try TestPKI()
-            let identity = try pki.issue("origin", names: TestPKI.loopbackNames)
-            let origin = try ScriptedHTTPOrigin.start(cert: identity.cert, key: identity.key)
+            let origin = try TLSScriptedOrigin()
             defer { origin.stop() }
             let relay = try Self.relay(origin.port)
             defer { relay.stop() }
-            let client = try Self.client(relay, caFile: pki.caFile)
+            let client = try Self.client(relay, caFile: origin.caFile)
             let base = "https://localhost:\(origin.port)"
 
             await Self.expectError(.badChunk) { _ = try await Self.text(try await client.execute("GET", base + "/badchunk")) }
@@ -165,15 +161,13 @@ extension IntegrationSuite {
 
         @Test("407 from the relay answered with each scheme, absolute-form and CONNECT; a wrong password fails typed")
         func proxyAuth() async throws {
-            let pki = try TestPKI()
-            let identity = try pki.issue("origin", names: TestPKI.loopbackNames)
-            let origin = try ScriptedHTTPOrigin.start(cert: identity.cert, key: identity.key)
+            let origin = try TLSScriptedOrigin()
             defer { origin.stop() }
             let credentials = ClientCredentials(user: AuthFixtures.user, password: AuthFixtures.password)
             for scheme in ["auth basic realm=it", "auth digest realm=it", "auth ntlm domain=IT"] {
                 let relay = try Self.relay(origin.port, auth: [scheme])
                 defer { relay.stop() }
-                let client = try Self.client(relay, caFile: pki.caFile, proxy: credentials)
+                let client = try Self.client(relay, caFile: origin.caFile, proxy: credentials)
                 for url in ["http://127.0.0.1:\(origin.port)/hello", "https://localhost:\(origin.port)/hello"] {
                     let response = try await client.execute("GET", url)
                     #expect(response.status == 200, "\(scheme) \(url)")
@@ -181,12 +175,12 @@ extension IntegrationSuite {
                     // A second request on the kept-alive connection still passes.
                     #expect(try await client.execute("GET", url).status == 200, "\(scheme) \(url) again")
                 }
-                let wrong = try Self.client(relay, caFile: pki.caFile,
+                let wrong = try Self.client(relay, caFile: origin.caFile,
                                             proxy: ClientCredentials(user: AuthFixtures.user, password: "wrong"))
                 for url in ["http://127.0.0.1:\(origin.port)/hello", "https://localhost:\(origin.port)/hello"] {
                     await Self.expectError(.proxyAuthFailed) { _ = try await wrong.execute("GET", url) }
                 }
-                let none = try Self.client(relay, caFile: pki.caFile)
+                let none = try Self.client(relay, caFile: origin.caFile)
                 await Self.expectError(.proxyAuthFailed) { _ = try await none.execute("GET", "http://127.0.0.1:\(origin.port)/hello") }
             }
         }

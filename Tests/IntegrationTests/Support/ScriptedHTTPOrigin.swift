@@ -160,3 +160,23 @@ enum ScriptedHTTPOrigin {
         }
     }
 }
+
+/// The scripted origin speaking TLS too, with a certificate for `localhost` and 127.0.0.1
+/// from a throwaway CA.
+struct TLSScriptedOrigin {
+    let pki: TestPKI
+    let server: TLSAppServer
+    var port: UInt16 { server.port }
+    /// The CA to trust for it.
+    var caFile: String { pki.caFile }
+
+    init() throws {
+        pki = try TestPKI()
+        let identity = try pki.issue("origin", names: TestPKI.loopbackNames)
+        server = try ScriptedHTTPOrigin.start(cert: identity.cert, key: identity.key)
+    }
+
+    func stop() {
+        server.stop()
+    }
+}
