@@ -66,15 +66,15 @@ extension RelayHTTPClient {
                 throw HTTPAttemptFailure(error: error, retry: error.code == .badResponse ? nil : lost, relayAtFault: false)
             }
 
-            let framing_: BodyFraming
+            let responseFraming: BodyFraming
             switch MessageFraming.response(responseHead, requestMethod: request.method) {
-            case .success(let found): framing_ = found
+            case .success(let found): responseFraming = found
             case .failure(let code):
                 connection.close()
                 throw .final(RelayHTTPError(.badResponse, "the response framing is ambiguous (\(code))", httpStatus: responseHead.status))
             }
             storeCookies(responseHead.headers, from: url)
-            let bodySource = HTTPResponseBodySource(reader: reader, framing: framing_, keepAlive: Self.keepsAlive(responseHead),
+            let bodySource = HTTPResponseBodySource(reader: reader, framing: responseFraming, keepAlive: Self.keepsAlive(responseHead),
                                                     release: { [pool] in pool.park($0) })
             let responseBody = RelayHTTPResponseBody(source: bodySource)
 
@@ -116,7 +116,7 @@ extension RelayHTTPClient {
                 }
             }
 
-            if proxyAnswer != nil || proxySession != nil { try? proxySession?.accepted() }
+            try? proxySession?.accepted()
             if serverSession != nil {
                 try? serverSession?.accepted(AuthChallenge.parse(headerValues: responseHead.headers.values("www-authenticate")))
             }
