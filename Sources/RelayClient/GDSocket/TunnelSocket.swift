@@ -24,14 +24,17 @@ public final class TunnelSocket: Sendable {
         weak var delegate: (any TunnelSocketDelegate)?
         var started = false
         var ended = false
+        var opened = false
         var reader: Task<Void, Never>?
-        var writer: Task<Void, Never>?
+        /// Bytes of `write()` calls not yet handed to the tunnel, in order.
+        var outbound: [[UInt8]] = []
+        /// A writing task is draining `outbound`; it ends when `outbound` is empty, so an
+        /// idle socket holds no task for writing.
+        var writing = false
     }
 
     private let life = Mutex(Life())
     private let queue: DispatchQueue
-    private let outbound: AsyncStream<[UInt8]>.Continuation
-    private let outboundStream: AsyncStream<[UInt8]>
 
     /// A socket to `host:port` through the relays and with the TLS of `options`; callbacks
     /// on `queue`, or a private serial queue.
@@ -40,11 +43,6 @@ public final class TunnelSocket: Sendable {
         self.port = port
         self.tunnel = RelayTunnel(options: options)
         self.queue = queue ?? DispatchQueue(label: "dynrelay.TunnelSocket")
-        (outboundStream, outbound) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .unbounded)
-    }
-
-    deinit {
-        outbound.finish()
     }
 
     /// Told of the socket's events; held weakly, as GDSocket does.
@@ -74,7 +72,11 @@ public final class TunnelSocket: Sendable {
                 deliver(error.code == .closed ? .close : .error(error))
                 return
             }
-            startWriter()
+            let pending = life.withLock { life -> Bool in
+                life.opened = true
+                return startsWriter(&life)
+            }
+            if pending { drainOutbound() }
             deliver(.open)
             await readUntilEnd()
         }
@@ -85,33 +87,53 @@ public final class TunnelSocket: Sendable {
     public func write() {
         let bytes = writeStream.unreadData()
         guard !bytes.isEmpty else { return }
-        outbound.yield(bytes)
+        let start = life.withLock { life -> Bool in
+            guard !life.ended else { return false }
+            life.outbound.append(bytes)
+            return startsWriter(&life)
+        }
+        if start { drainOutbound() }
     }
 
     /// Closes the socket; `onClose` follows unless the socket had already ended.
     public func disconnect() {
-        let tasks = life.withLock { ($0.reader, $0.writer) }
-        outbound.finish()
+        let reader = life.withLock { life in
+            life.outbound = []
+            return life.reader
+        }
         Task { [self] in
             await tunnel.close()
-            tasks.0?.cancel()
-            tasks.1?.cancel()
+            reader?.cancel()
             deliver(.close)
         }
     }
 
-    private func startWriter() {
-        let writer = Task { [self] in
-            for await bytes in outboundStream {
+    /// Whether the caller must start the writing task: the tunnel is open, bytes wait and
+    /// no task drains them yet.
+    private func startsWriter(_ life: inout Life) -> Bool {
+        guard life.opened, !life.writing, !life.outbound.isEmpty else { return false }
+        life.writing = true
+        return true
+    }
+
+    private func drainOutbound() {
+        Task { [self] in
+            while let bytes = life.withLock({ life -> [UInt8]? in
+                guard !life.outbound.isEmpty else {
+                    life.writing = false
+                    return nil
+                }
+                return life.outbound.removeFirst()
+            }) {
                 do throws(RelayClientError) {
                     try await tunnel.write(bytes)
                 } catch {
+                    life.withLock { $0.outbound = [] }
                     if error.code != .closed { deliver(.error(error)) }
                     return
                 }
             }
         }
-        life.withLock { $0.writer = writer }
     }
 
     private func readUntilEnd() async {
@@ -130,7 +152,6 @@ public final class TunnelSocket: Sendable {
             if bytes.isEmpty {
                 // The server ended the stream: like GDSocket, the socket closes with it.
                 await tunnel.close()
-                outbound.finish()
                 deliver(.close)
                 return
             }
