@@ -24,7 +24,7 @@ final class ScriptedRelay: @unchecked Sendable {
         case readHead
     }
 
-    static let ioTimeoutSeconds = 10
+    static let ioTimeoutSeconds = 60
 
     let port: UInt16
     private let listenFD: Int32

@@ -24,11 +24,11 @@ import Testing
             LoopbackServer.sendAll(fd, Array(partial.utf8))
             LoopbackServer.reset(fd)
         }
-        let tunnel = RelayTunnel(options: Scripted.options([try Scripted.endpoint(server.port)], timeout: .seconds(5)))
+        let tunnel = RelayTunnel(options: Scripted.options([try Scripted.endpoint(server.port)]))
         let started = ContinuousClock.now
         let error = await Scripted.failure { () async throws(RelayClientError) in try await tunnel.connect(host: "a", port: 1) }
-        #expect(error?.code == .relayUnreachable, "\(String(describing: error))")
-        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(error?.code == .relayUnreachable, "not relay-timeout: \(String(describing: error))")
+        #expect(ContinuousClock.now - started < Scripted.hangBound)
     }
 
     /// A relay that closes after every 407 and challenges again on the next connection:
