@@ -91,5 +91,48 @@ extension IntegrationSuite {
             #expect(recorder.done.wait(timeout: .now() + 20) == .success)
             #expect(recorder.events.withLock { $0 } == ["err relay-refused not-registered"])
         }
+    
+        /// Does not drain `readStream` in `onRead`; the test drains it.
+        final class Lazy: TunnelSocketDelegate {
+            let opened = DispatchSemaphore(value: 0)
+            let closed = DispatchSemaphore(value: 0)
+            func onOpen(_ socket: TunnelSocket) { opened.signal() }
+            func onRead(_ socket: TunnelSocket) {}
+            func onClose(_ socket: TunnelSocket) { closed.signal() }
+            func onErr(_ socket: TunnelSocket, error: RelayClientError) { closed.signal() }
+        }
+
+        @Test("an app behind on readStream stops the reading: the buffer stays bounded, nothing is lost")
+        func readStreamIsBounded() throws {
+            let echo = try EchoServer()
+            let relay = try RelayProcess(config: RelayConfigText.proxy(["server 127.0.0.1:\(echo.port)"]))
+            defer { relay.stop() }
+            let lazy = Lazy()
+            let socket = TunnelSocket(host: "127.0.0.1", port: echo.port, options: try RelayTunnelTests.options(relay))
+            socket.delegate = lazy
+            socket.connect()
+            #expect(lazy.opened.wait(timeout: .now() + 20) == .success)
+            let payload = PatternBytes.make(count: 4 << 20, seed: 45)
+            socket.writeStream.write(payload)
+            socket.write()
+            // Let the echo run until the socket stops taking it in.
+            var peak = 0
+            for _ in 0..<20 {
+                usleep(50_000)
+                peak = max(peak, socket.readStream.unreadDataSize)
+            }
+            #expect(peak >= 64 * 1024, "bytes arrived")
+            #expect(peak < 256 * 1024 + 64 * 1024, "peak \(peak): bounded by the limit and one read")
+            var received: [UInt8] = []
+            let deadline = Date().addingTimeInterval(30)
+            while received.count < payload.count && Date() < deadline {
+                let chunk = socket.readStream.unreadData()
+                if chunk.isEmpty { usleep(5_000) }
+                received += chunk
+            }
+            #expect(received == payload, "all \(payload.count) bytes, in order, after \(received.count)")
+            socket.disconnect()
+            #expect(lazy.closed.wait(timeout: .now() + 20) == .success)
+        }
     }
 }

@@ -35,6 +35,9 @@ public final class TunnelSocket: Sendable {
 
     private let life = Mutex(Life())
     private let queue: DispatchQueue
+    /// The most of the server's bytes kept in `readStream` before the socket stops reading
+    /// until the app drains it.
+    static let readStreamLimit = 256 * 1024
 
     /// A socket to `host:port` through the relays and with the TLS of `options`; callbacks
     /// on `queue`, or a private serial queue.
@@ -104,6 +107,7 @@ public final class TunnelSocket: Sendable {
         Task { [self] in
             await tunnel.close()
             reader?.cancel()
+            readStream.release()
             deliver(.close)
         }
     }
@@ -138,6 +142,7 @@ public final class TunnelSocket: Sendable {
 
     private func readUntilEnd() async {
         while true {
+            await readStream.waitUntilBelow(Self.readStreamLimit)
             let bytes: [UInt8]
             do throws(RelayClientError) {
                 bytes = try await tunnel.read()
