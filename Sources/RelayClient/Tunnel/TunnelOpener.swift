@@ -17,8 +17,9 @@ struct TunnelOpener {
     /// What one relay did with the attempt.
     private enum Attempt {
         case opened(any ClientByteStream)
-        /// Nothing reached the app server: try another relay, keep this one in back-off.
-        case failover(RelayClientError)
+        /// The relay failed before the tunnel opened: another relay may be tried if
+        /// `RetryDecision` agrees that nothing reached the app server; this one goes into back-off.
+        case failover(RelayClientError, RetryDecision.Failure)
         /// The answer for this tunnel, whichever relay is asked.
         case final(RelayClientError)
     }
@@ -41,8 +42,11 @@ struct TunnelOpener {
             case .opened(let tunnel):
                 options.relays.recordSuccess(relay)
                 return (try await endToEndTLS(over: tunnel), relay)
-            case .failover(let error):
+            case .failover(let error, let failure):
                 options.relays.recordFailure(relay)
+                // A CONNECT carries no body and nothing of the app's goes out before the
+                // 200, so every such failure qualifies; the rule stays in one place.
+                guard RetryDecision(failure: failure, method: "CONNECT", body: .none).mayResend else { throw error }
                 lastError = error
             case .final(let error):
                 // The relay answered as a relay should: it is healthy, whatever it said.
@@ -155,13 +159,15 @@ struct TunnelOpener {
         let isTLS = error.tlsDetail != nil || error.code == .tlsConfiguration
         let code: RelayClientError.Code = error.code == .timeout ? .relayTimeout : isTLS ? error.code : .relayUnreachable
         return .failover(RelayClientError(code, "relay \(relay.url.origin): \(error.message)", errno: error.errno,
-                                          tlsDetail: error.tlsDetail))
+                                          tlsDetail: error.tlsDetail),
+                         error.code == .timeout ? .relayConnectTimedOut : .relayConnectFailed)
     }
 
     private static func classifyHandshakeFailure(_ error: RelayClientError, relay: RelayEndpoint) -> Attempt {
         if error.code == .cancelled || error.code == .closed { return .final(error) }
         let code: RelayClientError.Code = error.code == .timeout ? .relayTimeout : .relayUnreachable
-        return .failover(RelayClientError(code, "relay \(relay.url.origin): \(error.message)", errno: error.errno))
+        return .failover(RelayClientError(code, "relay \(relay.url.origin): \(error.message)", errno: error.errno),
+                         .tunnelNotEstablished)
     }
 
     private static func classifyRefusal(_ failure: ProxyConnectHandshake.Failure, relay: RelayEndpoint) -> Attempt {
@@ -169,12 +175,13 @@ struct TunnelOpener {
         switch failure.status {
         case 0 where failure.reason == "closed-early":
             return .failover(RelayClientError(.relayUnreachable, "relay \(origin) closed the connection before answering",
-                                              reasonCode: failure.reason))
+                                              reasonCode: failure.reason), .tunnelNotEstablished)
         case 0:
             return .failover(RelayClientError(.relayBadResponse, "relay \(origin) did not answer like an HTTP proxy",
-                                              reasonCode: failure.reason))
+                                              reasonCode: failure.reason), .tunnelNotEstablished)
         case 503:
-            return .failover(.relayRefused(status: 503, reasonCode: failure.reason, "relay \(origin) is overloaded"))
+            return .failover(.relayRefused(status: 503, reasonCode: failure.reason, "relay \(origin) is overloaded"),
+                             .relayRefused(status: 503))
         default:
             return .final(.relayRefused(status: failure.status, reasonCode: failure.reason,
                                         "relay \(origin) refused the tunnel"))
