@@ -48,8 +48,14 @@ public struct ProxyConnectHandshake {
 
     /// `host` is a name or IP literal (IPv6 without brackets); `extraHeaders` e.g. Proxy-Authorization.
     public init(host: String, port: UInt16, extraHeaders: [(name: String, value: String)] = []) {
-        self.authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        self.authority = Self.authority(host: host, port: port)
         self.extraHeaders = extraHeaders
+    }
+
+    /// The request target of a `CONNECT` to `host` (IPv6 without brackets) and `port`: what
+    /// a Digest answer to the proxy must name as its `uri`.
+    public static func authority(host: String, port: UInt16) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// The request to send; call once.

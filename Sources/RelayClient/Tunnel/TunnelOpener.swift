@@ -25,9 +25,7 @@ struct TunnelOpener {
     }
 
     /// `host:port` as the `CONNECT` target says it (IPv6 in brackets).
-    private var authority: String {
-        bareHost.contains(":") ? "[\(bareHost)]:\(port)" : "\(bareHost):\(port)"
-    }
+    private var authority: String { ProxyConnectHandshake.authority(host: bareHost, port: port) }
 
     private var bareHost: String { host.trimmingBrackets }
 
@@ -50,7 +48,7 @@ struct TunnelOpener {
                 lastError = error
             case .final(let error):
                 // The relay answered as a relay should: it is healthy, whatever it said.
-                if error.code != .cancelled { options.relays.recordSuccess(relay) }
+                if error.code != .cancelled && error.code != .closed { options.relays.recordSuccess(relay) }
                 throw error
             }
         }

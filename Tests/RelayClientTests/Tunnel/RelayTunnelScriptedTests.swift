@@ -334,4 +334,21 @@ import Testing
         #expect(error?.code == .cancelled)
         #expect(ContinuousClock.now - started < Self.hangBound)
     }
+
+    /// `close` while the relay has not answered ends the connect with `closed`, not a timeout.
+    @Test func closeWhileConnectingEndsTheConnect() async throws {
+        let silent = try ScriptedRelay([.hold])
+        defer { silent.stop() }
+        let tunnel = RelayTunnel(options: Self.options([try Self.endpoint(silent.port)]))
+        let connecting = Task { () async -> RelayClientError? in
+            await Self.failure { () async throws(RelayClientError) in try await tunnel.connect(host: "a.example", port: 1) }
+        }
+        for _ in 0..<500 where tunnel.state != .connecting { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(100))
+        await tunnel.close()
+        let error = await connecting.value
+        #expect(error?.code == .closed, "\(String(describing: error))")
+        #expect(tunnel.state == .closed)
+        #expect(tunnel.options.relays.backoffEnd(of: try Self.endpoint(silent.port)) == nil)
+    }
 }
