@@ -68,4 +68,24 @@ import Testing
         _ = handshake.receive(Array("HTTP/1.1 2".utf8))
         #expect(handshake.receiveEOF().reason == "closed-early")
     }
+
+    /// Whether the next attempt may go on the same connection: only after an HTTP/1.1
+    /// refusal whose body was read to its Content-Length and that did not ask to close.
+    @Test(arguments: [
+        ("HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 14\r\n\r\nauth-required\n", true),
+        ("HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n", true),
+        ("HTTP/1.1 407 Proxy Authentication Required\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n", false),
+        ("HTTP/1.0 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n", false),
+        ("HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 5000\r\n\r\n" + String(repeating: "x", count: 5000), false),
+    ])
+    func keepsConnectionOnlyWhenTheRefusalIsFramedAndKept(reply: String, keeps: Bool) {
+        for split in 0...reply.utf8.count {
+            guard case .failed(let failure) = Self.run(reply, splitAt: split) else {
+                Issue.record("split \(split): not a refusal")
+                return
+            }
+            #expect(failure.status == 407)
+            #expect(failure.keepsConnection == keeps, "split \(split)")
+        }
+    }
 }
