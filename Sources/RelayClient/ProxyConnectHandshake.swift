@@ -8,19 +8,23 @@ import RelayCore
 /// reason code (dynrelay puts it in every refusal body).
 public struct ProxyConnectHandshake {
     /// Why a tunnel was not established.
-    public struct Failure: Error, Equatable, CustomStringConvertible {
+    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// HTTP status from the proxy, or 0 when it did not answer with one.
         public var status: Int
         /// The proxy's reason code (its refusal body), or a local one (`closed-early`, `bad-response`).
         public var reason: String
         /// `Proxy-Authenticate` challenges of a `407`, strongest first as the proxy sent them.
         public var challenges: [String]
+        /// The proxy left the connection open for another request (an HTTP/1.1 refusal whose
+        /// body was read in full, no `Connection: close`): a `407`'s answer, NTLM's above all,
+        /// goes on this connection.
+        public var keepsConnection: Bool = false
 
         public var description: String { "proxy refused: \(status) \(reason)" }
     }
 
     /// What one call to `receive` produced.
-    public enum Progress: Equatable {
+    public enum Progress: Equatable, Sendable {
         case needMore
         /// The tunnel is up; these bytes already belong to the tunnelled stream.
         case established(leftover: [UInt8])
@@ -87,8 +91,11 @@ public struct ProxyConnectHandshake {
         case .awaitingRefusalBody(let head, let bodyLength):
             guard buffer.count >= bodyLength else { return .needMore }
             let body = trimmed(String(decoding: buffer.prefix(bodyLength), as: UTF8.self))
+            let declared = head.headers.first("content-length").flatMap { Int($0) }
+            let keeps = head.version == .http1_1 && declared == bodyLength && buffer.count == bodyLength
+                && !head.headers.tokens("connection").contains("close")
             return fail(status: head.status, reason: body.isEmpty ? head.reason : body,
-                        challenges: head.headers.values("proxy-authenticate"))
+                        challenges: head.headers.values("proxy-authenticate"), keepsConnection: keeps)
         case .initialized, .completed, .failed:
             preconditionFailure("receive called outside the handshake")
         }
@@ -106,9 +113,9 @@ public struct ProxyConnectHandshake {
         return Failure(status: 0, reason: "closed-early", challenges: [])
     }
 
-    private mutating func fail(status: Int, reason: String, challenges: [String] = []) -> Progress {
+    private mutating func fail(status: Int, reason: String, challenges: [String] = [], keepsConnection: Bool = false) -> Progress {
         state = .failed
-        return .failed(Failure(status: status, reason: reason, challenges: challenges))
+        return .failed(Failure(status: status, reason: reason, challenges: challenges, keepsConnection: keepsConnection))
     }
 }
 

@@ -27,6 +27,7 @@ public struct RelayClientError: Error, Sendable, Equatable, CustomStringConverti
             case tlsConfiguration = "tls-configuration"
             case closed
             case concurrentOperation = "concurrent-operation"
+            case invalidState = "invalid-state"
         }
 
         private let value: Value
@@ -75,6 +76,8 @@ public struct RelayClientError: Error, Sendable, Equatable, CustomStringConverti
         public static let closed = Code(.closed)
         /// A second read (or write) started while one was still pending on the same stream.
         public static let concurrentOperation = Code(.concurrentOperation)
+        /// The call does not fit the object's state (a second connect, a read before open).
+        public static let invalidState = Code(.invalidState)
 
         /// The stable spelling, e.g. `tls-host-mismatch`.
         public var name: String { value.rawValue }

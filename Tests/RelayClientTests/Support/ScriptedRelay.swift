@@ -20,6 +20,8 @@ final class ScriptedRelay: @unchecked Sendable {
         case readUntilEOF
         /// Keeps the connection open without reading until `stop()` (or 30 s).
         case hold
+        /// Reads another request head on the same connection (a `407`'s answer).
+        case readHead
     }
 
     static let ioTimeoutSeconds = 10
@@ -32,6 +34,7 @@ final class ScriptedRelay: @unchecked Sendable {
 
     private struct State {
         var head: [UInt8] = []
+        var laterHeads: [String] = []
         var received: [UInt8] = []
     }
 
@@ -66,6 +69,9 @@ final class ScriptedRelay: @unchecked Sendable {
     /// The request head the client sent (through its blank line), once `waitUntilFinished`
     /// returned.
     var requestHead: String { String(decoding: state.withLock { $0.head }, as: UTF8.self) }
+
+    /// The heads `readHead` steps read, in order.
+    var laterHeads: [String] { state.withLock { $0.laterHeads } }
 
     /// What `readUntilEOF` or `echoUntilEOF` received.
     var received: [UInt8] { state.withLock { $0.received } }
@@ -104,6 +110,9 @@ final class ScriptedRelay: @unchecked Sendable {
         case .hold:
             _ = released.wait(timeout: .now() + 30)
             released.signal()
+        case .readHead:
+            let head = String(decoding: Self.readHead(fd), as: UTF8.self)
+            state.withLock { $0.laterHeads.append(head) }
         }
     }
 

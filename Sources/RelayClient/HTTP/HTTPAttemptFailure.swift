@@ -1,0 +1,20 @@
+import RelayCore
+
+/// How one attempt on one relay failed: the error for the caller, and, when the request
+/// might go to another relay, the failure `RetryDecision` judges. Nil `retry` is final.
+struct HTTPAttemptFailure: Error {
+    let error: RelayHTTPError
+    let retry: RetryDecision.Failure?
+    /// The relay itself failed (unreachable, timed out, refused): it goes into back-off.
+    let relayAtFault: Bool
+
+    static func final(_ error: RelayHTTPError) -> HTTPAttemptFailure {
+        HTTPAttemptFailure(error: error, retry: nil, relayAtFault: false)
+    }
+
+    /// A failure to reach the relay at all.
+    static func relayConnect(_ error: RelayClientError, relay: RelayEndpoint) -> HTTPAttemptFailure {
+        let failure: RetryDecision.Failure = error.code == .timeout ? .relayConnectTimedOut : .relayConnectFailed
+        return HTTPAttemptFailure(error: .transport(error, "connecting to relay \(relay)"), retry: failure, relayAtFault: true)
+    }
+}

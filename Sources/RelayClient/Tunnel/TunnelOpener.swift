@@ -1,0 +1,195 @@
+import RelayCore
+
+/// Opens one tunnel: picks relays as `RelaySelector` says, connects (TLS to `https://`
+/// relays), sends `CONNECT`, answers `407`s through a `ClientAuthSession`, and fails over
+/// to another relay only when the tunnel cannot have reached the app server: the relay
+/// was unreachable, timed out, answered `503`, or broke before answering. A `403`, `502`
+/// or `504` is the relay's verdict on the destination, the same on every relay, so it is
+/// the tunnel's answer. Nothing is sent through a tunnel before it opens, so failing over
+/// never sends the app's bytes twice.
+struct TunnelOpener {
+    let host: String
+    let port: UInt16
+    let options: RelayTunnelOptions
+    /// Told of each connection as it is made, so a `close` while connecting can end it.
+    let track: @Sendable (any ClientByteStream) -> Void
+
+    /// What one relay did with the attempt.
+    private enum Attempt {
+        case opened(any ClientByteStream)
+        /// Nothing reached the app server: try another relay, keep this one in back-off.
+        case failover(RelayClientError)
+        /// The answer for this tunnel, whichever relay is asked.
+        case final(RelayClientError)
+    }
+
+    /// `host:port` as the `CONNECT` target says it (IPv6 in brackets).
+    private var authority: String {
+        bareHost.contains(":") ? "[\(bareHost)]:\(port)" : "\(bareHost):\(port)"
+    }
+
+    private var bareHost: String { host.trimmingBrackets }
+
+    /// The open tunnel's stream (TLS inside it when `serverTLS` is set) and the relay used.
+    func open() async throws(RelayClientError) -> (stream: any ClientByteStream, relay: RelayEndpoint) {
+        var tried: Set<RelayEndpoint> = []
+        var lastError: RelayClientError?
+        while let relay = options.relays.select(excluding: tried) {
+            tried.insert(relay)
+            if Task.isCancelled { throw RelayClientError.cancelledTask }
+            switch await attempt(relay) {
+            case .opened(let tunnel):
+                options.relays.recordSuccess(relay)
+                return (try await endToEndTLS(over: tunnel), relay)
+            case .failover(let error):
+                options.relays.recordFailure(relay)
+                lastError = error
+            case .final(let error):
+                // The relay answered as a relay should: it is healthy, whatever it said.
+                if error.code != .cancelled { options.relays.recordSuccess(relay) }
+                throw error
+            }
+        }
+        throw lastError ?? RelayClientError(.relayUnreachable, "no relay to try")
+    }
+
+    private func endToEndTLS(over tunnel: any ClientByteStream) async throws(RelayClientError) -> any ClientByteStream {
+        guard let tls = options.serverTLS else { return tunnel }
+        return try await TLSClientStream.connect(over: tunnel, host: bareHost, port: port, tls: tls,
+                                                 options: options.transport, runtime: options.runtime)
+    }
+
+    private func attempt(_ relay: RelayEndpoint) async -> Attempt {
+        var stream: any ClientByteStream
+        do throws(RelayClientError) {
+            stream = try await connect(to: relay)
+        } catch {
+            return Self.classifyConnectFailure(error, relay: relay)
+        }
+        var auth = options.proxyCredentials.map {
+            ClientAuthSession(credentials: $0, host: relay.url.host.description.trimmingBrackets, peer: .proxy)
+        }
+        var authorization: String?
+        for _ in 0..<max(1, options.maxAuthRounds) {
+            let progress: ProxyConnectHandshake.Progress
+            do throws(RelayClientError) {
+                progress = try await handshake(on: stream, authorization: authorization, relay: relay)
+            } catch {
+                stream.close()
+                return Self.classifyHandshakeFailure(error, relay: relay)
+            }
+            switch progress {
+            case .needMore:
+                preconditionFailure("handshake returns only a verdict")
+            case .established(let leftover):
+                if authorization != nil { try? auth?.accepted() }
+                return .opened(leftover.isEmpty ? stream : PrefixedByteStream(inner: stream, prefix: leftover))
+            case .failed(let failure) where failure.status == 407:
+                guard var session = auth else {
+                    stream.close()
+                    return .final(Self.authFailed(failure, relay: relay, why: "the relay asks for proxy credentials and none were given"))
+                }
+                do throws(ClientAuthError) {
+                    authorization = try session.answer(headerValues: failure.challenges, method: "CONNECT", target: authority)
+                } catch {
+                    stream.close()
+                    return .final(Self.authFailed(failure, relay: relay, why: "\(error)"))
+                }
+                auth = session
+                guard authorization != nil else {
+                    stream.close()
+                    return .final(Self.authFailed(failure, relay: relay, why: "the 407 carried no challenge"))
+                }
+                if !failure.keepsConnection {
+                    stream.close()
+                    do throws(RelayClientError) {
+                        stream = try await connect(to: relay)
+                    } catch {
+                        return Self.classifyConnectFailure(error, relay: relay)
+                    }
+                }
+            case .failed(let failure):
+                stream.close()
+                return Self.classifyRefusal(failure, relay: relay)
+            }
+        }
+        stream.close()
+        return .final(RelayClientError(.proxyAuthFailed, "relay \(relay.url.origin) kept asking for proxy authentication",
+                                       httpStatus: 407, reasonCode: nil))
+    }
+
+    private func connect(to relay: RelayEndpoint) async throws(RelayClientError) -> any ClientByteStream {
+        let relayHost = relay.url.host.description
+        let tcp = try await TCPClientStream.connect(host: relayHost, port: relay.url.port, options: options.transport,
+                                                    runtime: options.runtime)
+        track(tcp)
+        guard relay.url.scheme == .https else { return tcp }
+        let tls = try await TLSClientStream.connect(over: tcp, host: relayHost, port: relay.url.port, tls: options.relayTLS,
+                                                    options: options.transport, runtime: options.runtime)
+        track(tls)
+        return tls
+    }
+
+    /// Sends one `CONNECT` and reads the relay's verdict, within `relayAnswerTimeout`.
+    private func handshake(on stream: any ClientByteStream, authorization: String?,
+                           relay: RelayEndpoint) async throws(RelayClientError) -> ProxyConnectHandshake.Progress {
+        var machine = ProxyConnectHandshake(host: bareHost, port: port,
+                                            extraHeaders: authorization.map { [(name: "Proxy-Authorization", value: $0)] } ?? [])
+        let request = machine.start()
+        return try await withStreamDeadline(options.relayAnswerTimeout, closing: stream,
+                                            doing: "CONNECT \(authority) through \(relay.url.origin)") { () async throws(RelayClientError) in
+            try await stream.write(request)
+            while true {
+                let bytes = try await stream.read(maxBytes: 16 * 1024)
+                if bytes.isEmpty { return .failed(machine.receiveEOF()) }
+                let progress = machine.receive(bytes)
+                if case .needMore = progress { continue }
+                return progress
+            }
+        }
+    }
+
+    private static func classifyConnectFailure(_ error: RelayClientError, relay: RelayEndpoint) -> Attempt {
+        if error.code == .cancelled || error.code == .closed { return .final(error) }
+        // A TLS failure keeps its own code (an untrusted relay certificate is worth naming).
+        let isTLS = error.tlsDetail != nil || error.code == .tlsConfiguration
+        let code: RelayClientError.Code = error.code == .timeout ? .relayTimeout : isTLS ? error.code : .relayUnreachable
+        return .failover(RelayClientError(code, "relay \(relay.url.origin): \(error.message)", errno: error.errno,
+                                          tlsDetail: error.tlsDetail))
+    }
+
+    private static func classifyHandshakeFailure(_ error: RelayClientError, relay: RelayEndpoint) -> Attempt {
+        if error.code == .cancelled || error.code == .closed { return .final(error) }
+        let code: RelayClientError.Code = error.code == .timeout ? .relayTimeout : .relayUnreachable
+        return .failover(RelayClientError(code, "relay \(relay.url.origin): \(error.message)", errno: error.errno))
+    }
+
+    private static func classifyRefusal(_ failure: ProxyConnectHandshake.Failure, relay: RelayEndpoint) -> Attempt {
+        let origin = relay.url.origin
+        switch failure.status {
+        case 0 where failure.reason == "closed-early":
+            return .failover(RelayClientError(.relayUnreachable, "relay \(origin) closed the connection before answering",
+                                              reasonCode: failure.reason))
+        case 0:
+            return .failover(RelayClientError(.relayBadResponse, "relay \(origin) did not answer like an HTTP proxy",
+                                              reasonCode: failure.reason))
+        case 503:
+            return .failover(.relayRefused(status: 503, reasonCode: failure.reason, "relay \(origin) is overloaded"))
+        default:
+            return .final(.relayRefused(status: failure.status, reasonCode: failure.reason,
+                                        "relay \(origin) refused the tunnel"))
+        }
+    }
+
+    private static func authFailed(_ failure: ProxyConnectHandshake.Failure, relay: RelayEndpoint, why: String) -> RelayClientError {
+        RelayClientError(.proxyAuthFailed, "relay \(relay.url.origin) refused proxy authentication: \(why)",
+                         httpStatus: failure.status, reasonCode: failure.reason)
+    }
+}
+
+extension String {
+    /// An IPv6 literal without its brackets; anything else as it is.
+    fileprivate var trimmingBrackets: String {
+        hasPrefix("[") && hasSuffix("]") ? String(dropFirst().dropLast()) : self
+    }
+}
