@@ -3,6 +3,7 @@ import PackageDescription
 
 // Each target imports only what it declares, and the arrows point down only:
 //   dynrelay     → RelayServer, RelayCore
+//   dynrelay-client → RelayClient, RelayCore   (the client library as a command)
 //   RelayServer  → RelayIO, RelayCore, CSQLite, CSystemd, CGSSAPI
 //   RelayClient  → RelayIO, RelayCore, CGSSAPI
 //   RelayIO      → CRelayShims, COpenSSL   (event loops, sockets, splice, TLS streams, child processes;
@@ -15,6 +16,7 @@ let package = Package(
         // For bench/AuditBench, which times the audit trail's writer on its own.
         .library(name: "RelayServer", targets: ["RelayServer"]),
         .executable(name: "dynrelay", targets: ["dynrelay"]),
+        .executable(name: "dynrelay-client", targets: ["dynrelay-client"]),
         .library(name: "RelayClient", targets: ["RelayClient"]),
         // For fuzz/, whose targets link RelayCore built with the fuzzer flags.
         .library(name: "RelayCore", targets: ["RelayCore"]),
@@ -30,6 +32,8 @@ let package = Package(
         .target(name: "RelayClient", dependencies: ["RelayCore", "RelayIO", "CGSSAPI"]),
         .target(name: "RelayServer", dependencies: ["RelayCore", "RelayIO", "CSQLite", "CSystemd", "CGSSAPI"]),
         .executableTarget(name: "dynrelay", dependencies: ["RelayServer", "RelayCore", "RelayIO"]),
+        // The client library as a command: built on RelayClient alone.
+        .executableTarget(name: "dynrelay-client", dependencies: ["RelayClient", "RelayCore"]),
         // A throwaway MIT KDC on a loopback port, shared by the server and integration tests.
         .target(name: "KerberosTestSupport", path: "Tests/KerberosTestSupport"),
         // Another process's SQLite write lock, shared by the server and integration tests.
@@ -39,6 +43,6 @@ let package = Package(
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayClient", "RelayCore", "RelayIO", "CSQLite", "CGSSAPI", "KerberosTestSupport", "SQLiteTestSupport"]),
         .testTarget(name: "RelayClientTests", dependencies: ["RelayClient"]),
         // `dynrelay` is a dependency so that the binary the tests start is built first.
-        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "RelayClient", "RelayCore", "COpenSSL", "CSQLite", "KerberosTestSupport", "SQLiteTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["dynrelay", "dynrelay-client", "RelayClient", "RelayCore", "COpenSSL", "CSQLite", "KerberosTestSupport", "SQLiteTestSupport"]),
     ]
 )

@@ -28,6 +28,7 @@ public struct RelayClientError: Error, Sendable, Equatable, CustomStringConverti
             case closed
             case concurrentOperation = "concurrent-operation"
             case invalidState = "invalid-state"
+            case notOffered = "not-offered"
         }
 
         private let value: Value
@@ -78,6 +79,9 @@ public struct RelayClientError: Error, Sendable, Equatable, CustomStringConverti
         public static let concurrentOperation = Code(.concurrentOperation)
         /// The call does not fit the object's state (a second connect, a read before open).
         public static let invalidState = Code(.invalidState)
+        /// The relay answered a request for one of dynrelay's own endpoints with something
+        /// else: it is another kind of proxy (squid), or an older relay.
+        public static let notOffered = Code(.notOffered)
 
         /// The stable spelling, e.g. `tls-host-mismatch`.
         public var name: String { value.rawValue }
