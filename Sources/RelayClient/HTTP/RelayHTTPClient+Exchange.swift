@@ -116,6 +116,16 @@ extension RelayHTTPClient {
                 }
             }
 
+            if !tunnelled, let own = RelayGeneratedResponse(responseHead.headers) {
+                // The relay's own refusal, not the server's answer: a typed error, and a
+                // 503 (the relay overloaded or draining) may go to another relay.
+                await responseBody.cancel()
+                let status = responseHead.status
+                throw HTTPAttemptFailure(
+                    error: RelayHTTPError(.relayRefused, "\(own.proxy) refused the request with \(status) (\(own.error))",
+                                          httpStatus: status, reasonCode: own.reasonCode),
+                    retry: status == 503 ? .relayRefused(status: status) : nil, relayAtFault: status == 503)
+            }
             try? proxySession?.accepted()
             if serverSession != nil {
                 try? serverSession?.accepted(AuthChallenge.parse(headerValues: responseHead.headers.values("www-authenticate")))

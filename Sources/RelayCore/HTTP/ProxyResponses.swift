@@ -9,11 +9,15 @@ public enum ProxyResponses {
     /// all name the same word. The connection is always closed after it: once a request is
     /// refused the relay no longer trusts its idea of where the next one starts.
     /// `status` defaults to `reason.refusalStatus ?? 400`.
+    /// Every refusal but a `407` names the relay in an RFC 9209 `Proxy-Status` field.
     public static func refusal(_ reason: ReasonCode, status: Int? = nil) -> [UInt8] {
         let code = status ?? reason.refusalStatus ?? 400
         let body = reason.rawValue + "\n"
-        let head = "HTTP/1.1 \(code) \(reasonPhrase(code))\r\n"
-            + "Content-Type: text/plain\r\n"
+        var head = "HTTP/1.1 \(code) \(reasonPhrase(code))\r\n"
+        if code != 407 {
+            head += "Proxy-Status: dynrelay; error=\(reason.proxyStatusError ?? "http_request_error"); details=\"\(reason.rawValue)\"\r\n"
+        }
+        head += "Content-Type: text/plain\r\n"
             + "Content-Length: \(body.utf8.count)\r\n"
             + "Connection: close\r\n\r\n"
         return Array((head + body).utf8)

@@ -80,13 +80,16 @@ struct HTTPForwardRewriterTests {
 
     @Test func refusalGolden() {
         #expect(text(ProxyResponses.refusal(.notRegistered))
-            == "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 15\r\nConnection: close\r\n\r\nnot-registered\n")
+            == "HTTP/1.1 403 Forbidden\r\nProxy-Status: dynrelay; error=http_request_denied; details=\"not-registered\"\r\n"
+            + "Content-Type: text/plain\r\nContent-Length: 15\r\nConnection: close\r\n\r\nnot-registered\n")
         #expect(text(ProxyResponses.refusal(.ambiguousFraming))
-            == "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 18\r\nConnection: close\r\n\r\nambiguous-framing\n")
+            == "HTTP/1.1 400 Bad Request\r\nProxy-Status: dynrelay; error=http_request_error; details=\"ambiguous-framing\"\r\n"
+            + "Content-Type: text/plain\r\nContent-Length: 18\r\nConnection: close\r\n\r\nambiguous-framing\n")
         #expect(text(ProxyResponses.refusal(.denied, status: 407))
             == "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Type: text/plain\r\nContent-Length: 7\r\nConnection: close\r\n\r\ndenied\n")
         #expect(text(ProxyResponses.refusal(.completed))
-            == "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 10\r\nConnection: close\r\n\r\ncompleted\n")
+            == "HTTP/1.1 400 Bad Request\r\nProxy-Status: dynrelay; error=http_request_error; details=\"completed\"\r\n"
+            + "Content-Type: text/plain\r\nContent-Length: 10\r\nConnection: close\r\n\r\ncompleted\n")
     }
 
     @Test func everyRefusalParsesAsAResponse() {
