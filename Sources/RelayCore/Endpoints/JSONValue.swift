@@ -19,7 +19,7 @@ public indirect enum JSONValue: Equatable, Sendable {
         switch self {
         case .null: out += "null"
         case .bool(let value): out += value ? "true" : "false"
-        case .string(let value): Self.writeString(value, to: &out)
+        case .string(let value): out += JSONText.quoted(value)
         case .array(let values):
             out += "["
             for (index, value) in values.enumerated() {
@@ -31,32 +31,12 @@ public indirect enum JSONValue: Equatable, Sendable {
             out += "{"
             for (index, (key, value)) in members.enumerated() {
                 if index > 0 { out += "," }
-                Self.writeString(key, to: &out)
+                out += JSONText.quoted(key)
                 out += ":"
                 value.write(to: &out)
             }
             out += "}"
         }
-    }
-
-    /// A string with the escapes RFC 8259 7 requires (quote, backslash, controls); other
-    /// characters go out as UTF-8.
-    private static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
