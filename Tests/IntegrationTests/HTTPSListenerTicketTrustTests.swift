@@ -25,7 +25,7 @@ extension IntegrationSuite {
             let first = try HTTPSListenerTests.sClient(port, asDevice + ["-sess_out", session], input: "")
             #expect(first.stdoutText.contains("New, TLSv1.2"), "\(first.stdoutText)\n\(relay.stderr)")
 
-            /// Puts `ca` at the client-CA path, reloads, and offers the first session again.
+            /// Puts `ca` at the client-CA path, reloads, and offers the saved TLS session again.
             func reload(putting ca: String, reloads: Int) throws -> String {
                 try FileManager.default.removeItem(atPath: clientCA)
                 try FileManager.default.copyItem(atPath: ca, toPath: clientCA)

@@ -61,7 +61,7 @@ public final class TLSClientStream: ClientByteStream {
     public var negotiatedVersion: TLSVersion? { engine.withConnection { $0.protocolWireVersion }.flatMap(TLSVersion.init(wire:)) }
     /// The negotiated cipher suite, by OpenSSL's name.
     public var cipherName: String? { engine.withConnection { $0.cipherName } }
-    /// The handshake resumed an earlier session instead of a full handshake.
+    /// The handshake resumed a cached TLS session instead of running a full handshake.
     public var sessionReused: Bool { engine.withConnection { $0.sessionReused } }
 
     // MARK: Handshake

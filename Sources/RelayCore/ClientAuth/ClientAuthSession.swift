@@ -43,7 +43,7 @@ public struct ClientAuthSession: Sendable {
     private let credentials: ClientCredentials
     private let host: String
     private let entropy: ClientAuthEntropy
-    /// The peer this session answers.
+    /// The peer these answers go to: the relay (407) or the app server (401).
     public let peer: Peer
     private var state: State = .idle
     /// An answer is out and neither refused nor `accepted` yet.
