@@ -88,4 +88,20 @@ import Testing
             #expect(failure.keepsConnection == keeps, "split \(split)")
         }
     }
+
+    /// Bytes past a refusal's body in the read that completed it make the connection
+    /// unusable (what follows would be taken for the next answer); read apart, the refusal
+    /// is whole and the next handshake meets them. Everything else about the refusal is the
+    /// same either way (the fuzz target holds that for any split).
+    @Test func bytesPastTheRefusalBodyInTheSameReadAreNotKept() {
+        let refusal = "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 14\r\n\r\nauth-required\n"
+        let reply = refusal + "HTTP/1.1 200 OK\r\n\r\n"
+        guard case .failed(let together) = Self.run(reply, splitAt: reply.utf8.count),
+              case .failed(let apart) = Self.run(reply, splitAt: refusal.utf8.count) else {
+            Issue.record("not a refusal")
+            return
+        }
+        #expect(!together.keepsConnection && apart.keepsConnection)
+        #expect(together.status == apart.status && together.reason == apart.reason && together.challenges == apart.challenges)
+    }
 }

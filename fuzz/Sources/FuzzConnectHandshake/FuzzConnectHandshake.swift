@@ -15,8 +15,10 @@ enum FuzzConnectHandshake {
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzzConnectHandshake(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let answer = Array(UnsafeBufferPointer(start: data, count: size))
-    // Where the leftover stops depends on the read that completed the head; nothing else may.
-    _ = SplitInvariance.check(answer) { ConnectExchange.run(answer, cuts: $0).withoutLeftover }
+    // Where the leftover stops depends on the read that completed the head, and whether a
+    // refusal's connection can be kept depends on whether bytes past its body came in the
+    // same read (they make it unusable); nothing else may.
+    _ = SplitInvariance.check(answer) { ConnectExchange.run(answer, cuts: $0).splitIndependent }
     let whole = ConnectExchange.run(answer, cuts: [])
 
     var parser = HTTPResponseHeadParser()
@@ -42,9 +44,15 @@ enum ConnectExchange: Equatable {
     case established(leftover: [UInt8])
     case failed(ProxyConnectHandshake.Failure)
 
-    var withoutLeftover: ConnectExchange {
-        if case .established = self { return .established(leftover: []) }
-        return self
+    /// The outcome without what a split may change: the leftover of an established tunnel,
+    /// and whether a refused connection can be kept.
+    var splitIndependent: ConnectExchange {
+        switch self {
+        case .established: return .established(leftover: [])
+        case .failed(var failure):
+            failure.keepsConnection = false
+            return .failed(failure)
+        }
     }
 
     static func run(_ answer: [UInt8], cuts: [Int]) -> ConnectExchange {
