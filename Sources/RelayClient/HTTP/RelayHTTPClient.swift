@@ -15,14 +15,14 @@ public final class RelayHTTPClient: Sendable {
     /// What the client was made with.
     public let configuration: RelayHTTPClientConfiguration
     let pool: HTTPConnectionPool
-    let selection: Mutex<RelaySelection>
+    let selection: RelaySelector
     let jar: Mutex<CookieJar>
 
     /// A client; loads `configuration.cookieFile` when it exists.
     public init(configuration: RelayHTTPClientConfiguration) {
         self.configuration = configuration
         pool = HTTPConnectionPool(maxIdle: configuration.maxIdle, maxIdlePerKey: configuration.maxIdlePerKey)
-        selection = Mutex(RelaySelection(relays: configuration.relays))
+        selection = RelaySelector(configuration.relays)
         var jar = CookieJar()
         if let path = configuration.cookieFile, let text = try? String(contentsOfFile: path, encoding: .utf8) {
             _ = jar.load(netscapeFile: text)
@@ -87,20 +87,20 @@ public final class RelayHTTPClient: Sendable {
                                                         body: body.map { .bytes($0) } ?? .empty))
     }
 
-    /// Tries relays as `RelaySelection` picks them until one carries the request, or
+    /// Tries relays as the `RelaySelector` picks them until one carries the request, or
     /// `RetryDecision` forbids sending it again.
     private func executeOnRelays(_ request: RedirectRequest, body: RelayHTTPBody,
                                  serverCredentials: ClientCredentials?) async throws(RelayHTTPError) -> RelayHTTPResponse {
         var tried: Set<RelayEndpoint> = []
         var lastError: RelayHTTPError?
-        while let relay = selection.withLock({ $0.select(excluding: tried) }) {
+        while let relay = selection.select(excluding: tried) {
             tried.insert(relay)
             do throws(HTTPAttemptFailure) {
                 let response = try await exchange(request, body: body, on: relay, serverCredentials: serverCredentials)
-                selection.withLock { $0.recordSuccess(relay) }
+                selection.recordSuccess(relay)
                 return response
             } catch {
-                if error.relayAtFault { selection.withLock { $0.recordFailure(relay) } }
+                if error.relayAtFault { selection.recordFailure(relay) }
                 guard let retry = error.retry, RetryDecision(failure: retry, method: request.method, body: body.kind).mayResend else {
                     throw error.error
                 }
