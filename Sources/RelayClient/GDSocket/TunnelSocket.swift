@@ -45,7 +45,11 @@ public final class TunnelSocket: Sendable {
         self.host = host
         self.port = port
         self.tunnel = RelayTunnel(options: options)
-        self.queue = queue ?? DispatchQueue(label: "dynrelay.TunnelSocket")
+        // The private queue targets the default global queue, not the overcommitting one a
+        // queue gets by default: libdispatch on Linux starts a thread for each overcommit
+        // queue with work while the others are busy, so a thousand sockets opening at once
+        // made a couple of hundred threads (most of the memory an idle socket seemed to cost).
+        self.queue = queue ?? DispatchQueue(label: "dynrelay.TunnelSocket", target: .global())
     }
 
     /// Told of the socket's events; held weakly, as GDSocket does.
@@ -67,7 +71,7 @@ public final class TunnelSocket: Sendable {
             deliver(.error(RelayClientError(.invalidState, "connect() called twice")))
             return
         }
-        let reader = Task { [self] in
+        let opener = Task { [self] in
             do throws(RelayClientError) {
                 try await tunnel.connect(host: host, port: port)
             } catch {
@@ -81,9 +85,15 @@ public final class TunnelSocket: Sendable {
             }
             if pending { drainOutbound() }
             deliver(.open)
-            await readUntilEnd()
+            // Reading gets a task of its own, and this one ends: a task keeps the stack
+            // memory its deepest call needed (the open: relay choice, CONNECT, TLS) for as
+            // long as it lives, and an idle socket should hold only what a read needs.
+            let reader = Task { [self] in await readUntilEnd() }
+            life.withLock { $0.reader = reader }
         }
-        life.withLock { $0.reader = reader }
+        life.withLock { life in
+            if life.reader == nil { life.reader = opener }
+        }
     }
 
     /// Sends what `writeStream` holds now, after what earlier calls sent.
