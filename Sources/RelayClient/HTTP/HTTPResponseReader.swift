@@ -5,7 +5,7 @@ import RelayCore
 /// buffering more than one read.
 struct HTTPResponseReader {
     /// Bytes asked of the stream per read: what bounds the memory a response holds.
-    static let readSize = 64 * 1024
+    static let readSize = 256 * 1024
 
     let connection: HTTPClientConnection
     private var buffer: [UInt8] = []
@@ -56,16 +56,30 @@ struct HTTPResponseReader {
             if framer.isComplete { return nil }
             if !buffer.isEmpty {
                 var payload: [UInt8] = []
+                // A read that is all payload (most of a Content-Length or close-delimited
+                // body) is handed on as it is, without copying it.
+                var wholeBuffer = false
                 let progress = buffer.withUnsafeBytes { bytes in
-                    framer.consume(bytes) { range in payload += bytes[range] }
+                    framer.consume(bytes) { range in
+                        if range.count == bytes.count {
+                            wholeBuffer = true
+                        } else {
+                            payload += bytes[range]
+                        }
+                    }
                 }
+                let consumed: Int
                 switch progress {
-                case .body(let count):
-                    buffer.removeFirst(count)
-                case .done(let count):
-                    buffer.removeFirst(count)
+                case .body(let count), .done(let count):
+                    consumed = count
                 case .invalid(let code):
                     throw RelayHTTPError(code == .badChunk ? .badChunk : .badResponse, "the response body is malformed (\(code))")
+                }
+                if wholeBuffer {
+                    payload = buffer
+                    buffer = []
+                } else {
+                    buffer.removeFirst(consumed)
                 }
                 if !payload.isEmpty { return payload }
                 continue

@@ -9,7 +9,7 @@ public struct RelayHTTPBody: Sendable {
     typealias Producer = @Sendable (_ write: ([UInt8]) async throws(RelayHTTPError) -> Void) async throws(RelayHTTPError) -> Void
 
     /// Bytes the body is read in from a file.
-    static let fileReadSize = 64 * 1024
+    static let fileReadSize = 256 * 1024
 
     /// The length in bytes when known up front.
     public let length: UInt64?
@@ -45,14 +45,19 @@ public struct RelayHTTPBody: Sendable {
             guard fd >= 0 else { throw RelayHTTPError(.invalidRequest, "cannot open body file \(path)") }
             defer { close(fd) }
             var left = size
-            var buffer = [UInt8](repeating: 0, count: fileReadSize)
             while left > 0 {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, Int(min(UInt64($0.count), left))) }
+                // Each piece is read into an array of its own, which goes to the stream as
+                // it is: no copy between the file and the socket beyond the kernel's.
+                var count = 0
+                let piece = [UInt8](unsafeUninitializedCapacity: Int(min(UInt64(fileReadSize), left))) { buffer, initialized in
+                    count = read(fd, buffer.baseAddress, buffer.count)
+                    initialized = max(count, 0)
+                }
                 if count < 0, errno == EINTR { continue }
                 // A file that shrank while sent would leave the announced length unmet.
                 guard count > 0 else { throw RelayHTTPError(.invalidRequest, "body file \(path) ended early") }
                 left -= UInt64(count)
-                try await write(Array(buffer[0..<count]))
+                try await write(piece)
             }
         }
     }

@@ -64,6 +64,9 @@ final class TCPStreamCore {
         pending.resume.resume(result)
     }
 
+    /// Reads of at most this many bytes are copied out of the read buffer into one their size.
+    static let smallRead = 16 * 1024
+
     /// One recv: true when it settled the read (bytes, the end, or an error).
     private func attemptRead(maxBytes: Int, _ resume: ResumeOnce<[UInt8]>) -> Bool {
         var outcome = ReadResult.wouldBlock
@@ -72,6 +75,11 @@ final class TCPStreamCore {
             if case .bytes(let count) = outcome { initialized = count } else { initialized = 0 }
         }
         switch outcome {
+        case .bytes(let count) where count <= Self.smallRead && maxBytes > Self.smallRead:
+            // A short answer in a large buffer: keep only what arrived, so a caller that
+            // holds it (a pooled connection's response, a tunnel's echo) does not hold the
+            // whole buffer too.
+            resume.succeed(Array(bytes[0..<count]))
         case .bytes: resume.succeed(bytes)
         case .eof: resume.succeed([])
         case .wouldBlock: return false
