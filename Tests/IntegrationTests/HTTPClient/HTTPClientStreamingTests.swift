@@ -8,8 +8,10 @@ extension IntegrationSuite {
     @Suite("HTTP client streaming")
     struct HTTPClientStreamingTests {
         static let size = 256 << 20
-        /// Growth of this process's resident memory allowed while moving `size` bytes.
-        static let allowedGrowthKiB = 48 * 1024
+        /// Growth of this process's resident memory allowed while moving `size` bytes: a few
+        /// 256 KiB reads in flight, and room for other test targets running beside these
+        /// (the growth measured alone is about 1 MiB).
+        static let allowedGrowthKiB = 16 * 1024
 
         /// 64 KiB chunks adding up to `total` bytes, produced as they are asked for.
         struct Chunks: AsyncSequence, Sendable {
@@ -46,6 +48,7 @@ extension IntegrationSuite {
                 if reads % 256 == 0 { peak = max(peak, ClientTransportTests.residentKiB()) }
             }
             #expect(received == Self.size)
+            print("HTTP client 256 MiB download: resident memory grew \(peak - before) KiB")
             #expect(peak - before < Self.allowedGrowthKiB, "resident memory grew \(peak - before) KiB")
         }
 
@@ -62,6 +65,7 @@ extension IntegrationSuite {
                                                                            body: .stream(Chunks(total: Self.size))))
             #expect(try await HTTPClientTests.text(response) == "POST \(Self.size)")
             let growth = ClientTransportTests.residentKiB() - before
+            print("HTTP client 256 MiB upload: resident memory grew \(growth) KiB")
             #expect(growth < Self.allowedGrowthKiB, "resident memory grew \(growth) KiB")
 
             let path = relay.directory.path + "/upload.bin"
