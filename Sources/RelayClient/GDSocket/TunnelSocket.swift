@@ -48,7 +48,7 @@ public final class TunnelSocket: Sendable {
         // The private queue targets the default global queue, not the overcommitting one a
         // queue gets by default: libdispatch on Linux starts a thread for each overcommit
         // queue with work while the others are busy, so a thousand sockets opening at once
-        // made a couple of hundred threads (most of the memory an idle socket seemed to cost).
+        // would start a couple of hundred threads.
         self.queue = queue ?? DispatchQueue(label: "dynrelay.TunnelSocket", target: .global())
     }
 
