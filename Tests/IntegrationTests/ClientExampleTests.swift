@@ -22,6 +22,17 @@ extension IntegrationSuite {
             ["DYNRELAY_USER": AuthFixtures.user, "DYNRELAY_PASSWORD": AuthFixtures.password]
         }
 
+        /// Runs `program`, which the relay must refuse: exit status 1, exactly `output`, and
+        /// the relay's `refused` row with `reason` and `status`.
+        static func expectRefused(_ program: String, _ arguments: [String], environment: [String: String], output: String,
+                                  relay: RelayProcess, reason: String, status: Int,
+                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let result = try ExampleProgram.run(program, arguments, environment: environment)
+            #expect(result.status == 1, sourceLocation: sourceLocation)
+            #expect(result.stdoutText == output, "\(result.stdoutText)\(result.stderr)", sourceLocation: sourceLocation)
+            Expect.refusedRow(relay, reason: reason, status: status, sourceLocation: sourceLocation)
+        }
+
         @Test("RelayTunnel: a dead priority-1 relay, then the HTTPS listener with Basic; an unregistered host is relay-refused 403")
         func relayTunnel() throws {
             let certs = try TestCertificates()
@@ -44,11 +55,9 @@ extension IntegrationSuite {
             #expect(close.first?["bytes_up"] == "6" && close.first?["bytes_down"] == "6", "\(relay.audit.dump())")
             #expect(close.first?["client_tls_version"] != nil, "the tunnel came through the HTTPS listener")
 
-            let refused = try ExampleProgram.run("example-relay-tunnel", ["127.0.0.9", "1"], environment: environment)
-            #expect(refused.status == 1)
-            #expect(refused.stdoutText == "the relay refused 127.0.0.9:1\nfailed: relay-refused status=403 reason=not-registered\n",
-                    "\(refused.stdoutText)\(refused.stderr)")
-            Expect.refusedRow(relay, reason: "not-registered", status: 403, target: "127.0.0.9:1")
+            try Self.expectRefused("example-relay-tunnel", ["127.0.0.9", "1"], environment: environment,
+                                   output: "the relay refused 127.0.0.9:1\nfailed: relay-refused status=403 reason=not-registered\n",
+                                   relay: relay, reason: "not-registered", status: 403)
         }
 
         @Test("TunnelSocket: onOpen, onRead, onClose with Digest; a wrong password reaches onErr as proxy-auth-failed")
@@ -69,11 +78,9 @@ extension IntegrationSuite {
             #expect(close.first?["bytes_up"] == "5", "\(relay.audit.dump())")
 
             environment["DYNRELAY_PASSWORD"] = "not the password"
-            let refused = try ExampleProgram.run("example-tunnel-socket", ["127.0.0.1", "\(echo.port)"], environment: environment)
-            #expect(refused.status == 1)
-            #expect(refused.stdoutText == "failed: proxy-auth-failed status=407 reason=auth-failed\n",
-                    "\(refused.stdoutText)\(refused.stderr)")
-            Expect.refusedRow(relay, reason: "bad-password", status: 407)
+            try Self.expectRefused("example-tunnel-socket", ["127.0.0.1", "\(echo.port)"], environment: environment,
+                                   output: "failed: proxy-auth-failed status=407 reason=auth-failed\n",
+                                   relay: relay, reason: "bad-password", status: 407)
         }
 
         @Test("RelayHTTPClient: http:// in absolute form and https:// through CONNECT via the HTTPS listener; not-registered is typed")
@@ -104,11 +111,9 @@ extension IntegrationSuite {
             let tunnel = relay.audit.waitForEvents(where: "event = 'tunnel-close' AND target = ?", ["127.0.0.1:\(tlsApp.port)"])
             #expect(tunnel.first?["principal"] == AuthFixtures.user, "\(relay.audit.dump())")
 
-            let refused = try ExampleProgram.run("example-http-client", ["http://127.0.0.9:1/"], environment: environment)
-            #expect(refused.status == 1)
-            #expect(refused.stdoutText == "the relay refused http://127.0.0.9:1/\nfailed: relay-refused status=403 reason=not-registered\n",
-                    "\(refused.stdoutText)\(refused.stderr)")
-            Expect.refusedRow(relay, reason: "not-registered", status: 403)
+            try Self.expectRefused("example-http-client", ["http://127.0.0.9:1/"], environment: environment,
+                                   output: "the relay refused http://127.0.0.9:1/\nfailed: relay-refused status=403 reason=not-registered\n",
+                                   relay: relay, reason: "not-registered", status: 403)
         }
 
         @Test("RelayHTTPRequest: every readyState in order, the status, a header and the body; the request header reaches the origin")
