@@ -28,12 +28,8 @@ extension RelayHTTPClient {
 
     private func connectRelay(_ relay: RelayEndpoint) async throws(HTTPAttemptFailure) -> any ClientByteStream {
         do throws(RelayClientError) {
-            let tcp = try await TCPClientStream.connect(host: relay.url.cookieHost, port: relay.url.port,
-                                                        options: configuration.transport, runtime: configuration.runtime)
-            guard relay.url.scheme == .https else { return tcp }
-            return try await TLSClientStream.connect(over: tcp, host: relay.url.cookieHost, port: relay.url.port,
-                                                     tls: configuration.relayTLS, options: configuration.transport,
-                                                     runtime: configuration.runtime)
+            return try await RelayConnector(relayTLS: configuration.relayTLS, transport: configuration.transport,
+                                            runtime: configuration.runtime).connect(to: relay)
         } catch {
             throw .relayConnect(error, relay: relay)
         }

@@ -117,18 +117,15 @@ public struct RelayInfrastructure: Sendable {
                                httpStatus: 407)
     }
 
+    /// The relay's connection; a relay that cannot be reached or does not answer in time
+    /// says so in its code, a TLS failure keeps its own (an untrusted relay is worth naming).
     private func connect(_ relay: RelayEndpoint) async throws(RelayClientError) -> any ClientByteStream {
-        let tcp: TCPClientStream
         do throws(RelayClientError) {
-            tcp = try await TCPClientStream.connect(host: relay.url.cookieHost, port: relay.url.port, options: transport,
-                                                    runtime: runtime)
+            return try await RelayConnector(relayTLS: relayTLS, transport: transport, runtime: runtime).connect(to: relay)
         } catch where error.code == .connectionRefused || error.code == .unreachable || error.code == .hostNotFound {
             throw RelayClientError(.relayUnreachable, "\(relay.url.authority): \(error.message)", errno: error.errno)
         } catch where error.code == .timeout {
             throw RelayClientError(.relayTimeout, "\(relay.url.authority): \(error.message)")
         }
-        guard relay.url.scheme == .https else { return tcp }
-        return try await TLSClientStream.connect(over: tcp, host: relay.url.cookieHost, port: relay.url.port, tls: relayTLS,
-                                                 options: transport, runtime: runtime)
     }
 }

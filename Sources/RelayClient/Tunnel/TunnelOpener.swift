@@ -121,15 +121,8 @@ struct TunnelOpener {
     }
 
     private func connect(to relay: RelayEndpoint) async throws(RelayClientError) -> any ClientByteStream {
-        let relayHost = relay.url.host.description
-        let tcp = try await TCPClientStream.connect(host: relayHost, port: relay.url.port, options: options.transport,
-                                                    runtime: options.runtime)
-        track(tcp)
-        guard relay.url.scheme == .https else { return tcp }
-        let tls = try await TLSClientStream.connect(over: tcp, host: relayHost, port: relay.url.port, tls: options.relayTLS,
-                                                    options: options.transport, runtime: options.runtime)
-        track(tls)
-        return tls
+        try await RelayConnector(relayTLS: options.relayTLS, transport: options.transport, runtime: options.runtime)
+            .connect(to: relay, track: track)
     }
 
     /// Sends one `CONNECT` and reads the relay's verdict, within `relayAnswerTimeout`.
