@@ -89,7 +89,14 @@ public struct RelayInfrastructure: Sendable {
             var reader = RelayAnswerReader(limit: Self.maxAnswerBytes)
             let answer = try await reader.read(from: stream, relay: relay)
             guard answer.head.status == 407 else {
-                if authorization != nil { try? session?.accepted() }
+                do throws(ClientAuthError) {
+                    if authorization != nil {
+                        try session?.accepted(AuthChallenge.parse(headerValues: answer.head.headers.values("Proxy-Authenticate")))
+                    }
+                } catch {
+                    throw RelayClientError(.mutualAuthFailed, "\(relay.url.authority) did not prove its identity: \(error)",
+                                           httpStatus: answer.head.status)
+                }
                 return answer
             }
             guard var current = session else {
