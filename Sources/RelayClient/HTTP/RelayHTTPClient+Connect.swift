@@ -28,12 +28,8 @@ extension RelayHTTPClient {
 
     private func connectRelay(_ relay: RelayEndpoint) async throws(HTTPAttemptFailure) -> any ClientByteStream {
         do throws(RelayClientError) {
-            let tcp = try await TCPClientStream.connect(host: relay.url.cookieHost, port: relay.url.port,
-                                                        options: configuration.transport, runtime: configuration.runtime)
-            guard relay.url.scheme == .https else { return tcp }
-            return try await TLSClientStream.connect(over: tcp, host: relay.url.cookieHost, port: relay.url.port,
-                                                     tls: configuration.relayTLS, options: configuration.transport,
-                                                     runtime: configuration.runtime)
+            return try await RelayConnector(relayTLS: configuration.relayTLS, transport: configuration.transport,
+                                            runtime: configuration.runtime).connect(to: relay)
         } catch {
             throw .relayConnect(error, relay: relay)
         }
@@ -54,13 +50,21 @@ extension RelayHTTPClient {
                                                   extraHeaders: answer.map { [("Proxy-Authorization", $0)] } ?? [])
             let failure: ConnectRefusal
             switch await run(&handshake, on: stream) {
-            case .success(let leftover):
+            case .success(let (leftover, established)):
                 guard leftover.isEmpty else {
                     stream.close()
                     throw HTTPAttemptFailure(error: RelayHTTPError(.badResponse, "the relay sent bytes after its 200 to CONNECT"),
                                              retry: .tunnelNotEstablished, relayAtFault: true)
                 }
-                if var accepted = session { try? accepted.accepted() }
+                do throws(ClientAuthError) {
+                    if answer != nil { try session?.accepted(AuthChallenge.parse(headerValues: established)) }
+                } catch {
+                    stream.close()
+                    // Not another relay: nothing is wrong with the request, and this one is suspect.
+                    throw HTTPAttemptFailure(error: RelayHTTPError(.mutualAuthFailed, "the relay did not prove its identity (\(error))",
+                                                                   httpStatus: 200),
+                                             retry: nil, relayAtFault: true)
+                }
                 return stream
             case .failure(let refused):
                 failure = refused
@@ -106,10 +110,10 @@ extension RelayHTTPClient {
         throw .final(RelayHTTPError(.proxyAuthFailed, "the relay kept asking for credentials", httpStatus: 407))
     }
 
-    /// One `CONNECT` exchange: the tunnel's first bytes, or the refusal (`closed` when the
-    /// relay ended the connection with it).
+    /// One `CONNECT` exchange: the tunnel's first bytes and the `Proxy-Authenticate` values
+    /// of its 2xx, or the refusal (`closed` when the relay ended the connection with it).
     private func run(_ handshake: inout ProxyConnectHandshake,
-                     on stream: any ClientByteStream) async -> Result<[UInt8], ConnectRefusal> {
+                     on stream: any ClientByteStream) async -> Result<([UInt8], [String]), ConnectRefusal> {
         do throws(RelayClientError) {
             try await stream.write(handshake.start())
             while true {
@@ -121,7 +125,7 @@ extension RelayHTTPClient {
                 }
                 switch handshake.receive(bytes) {
                 case .needMore: continue
-                case .established(let leftover): return .success(leftover)
+                case .established(let leftover): return .success((leftover, handshake.establishedChallenges))
                 case .failed(let failure):
                     return .failure(ConnectRefusal(status: failure.status, reason: failure.reason,
                                                    challenges: failure.challenges, closed: false, transport: nil))

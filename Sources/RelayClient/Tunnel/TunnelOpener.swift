@@ -46,6 +46,11 @@ struct TunnelOpener {
                 // 200, so every such failure qualifies; the rule stays in one place.
                 guard RetryDecision(failure: failure, method: "CONNECT", body: .none).mayResend else { throw error }
                 lastError = error
+            case .final(let error) where error.code == .mutualAuthFailed:
+                // It could not prove who it is: not a relay to use for a while. Not failed
+                // over either: the credentials have proven nothing wrong with the tunnel.
+                options.relays.recordFailure(relay)
+                throw error
             case .final(let error):
                 // The relay answered as a relay should: it is healthy, whatever it said.
                 if error.code != .cancelled && error.code != .closed { options.relays.recordSuccess(relay) }
@@ -74,8 +79,9 @@ struct TunnelOpener {
         var authorization: String?
         for _ in 0..<max(1, options.maxAuthRounds) {
             let progress: ProxyConnectHandshake.Progress
+            let established: [String]
             do throws(RelayClientError) {
-                progress = try await handshake(on: stream, authorization: authorization, relay: relay)
+                (progress, established) = try await handshake(on: stream, authorization: authorization, relay: relay)
             } catch {
                 stream.close()
                 return Self.classifyHandshakeFailure(error, relay: relay)
@@ -84,7 +90,15 @@ struct TunnelOpener {
             case .needMore:
                 preconditionFailure("handshake returns only a verdict")
             case .established(let leftover):
-                if authorization != nil { try? auth?.accepted() }
+                if authorization != nil {
+                    do throws(ClientAuthError) {
+                        try auth?.accepted(AuthChallenge.parse(headerValues: established))
+                    } catch {
+                        stream.close()
+                        return .final(RelayClientError(.mutualAuthFailed, "relay \(relay.url.origin) did not prove its identity: \(error)",
+                                                       httpStatus: 200))
+                    }
+                }
                 return .opened(leftover.isEmpty ? stream : PrefixedByteStream(inner: stream, prefix: leftover))
             case .failed(let failure) where failure.status == 407:
                 guard var session = auth else {
@@ -121,20 +135,14 @@ struct TunnelOpener {
     }
 
     private func connect(to relay: RelayEndpoint) async throws(RelayClientError) -> any ClientByteStream {
-        let relayHost = relay.url.host.description
-        let tcp = try await TCPClientStream.connect(host: relayHost, port: relay.url.port, options: options.transport,
-                                                    runtime: options.runtime)
-        track(tcp)
-        guard relay.url.scheme == .https else { return tcp }
-        let tls = try await TLSClientStream.connect(over: tcp, host: relayHost, port: relay.url.port, tls: options.relayTLS,
-                                                    options: options.transport, runtime: options.runtime)
-        track(tls)
-        return tls
+        try await RelayConnector(relayTLS: options.relayTLS, transport: options.transport, runtime: options.runtime)
+            .connect(to: relay, track: track)
     }
 
-    /// Sends one `CONNECT` and reads the relay's verdict, within `relayAnswerTimeout`.
-    private func handshake(on stream: any ClientByteStream, authorization: String?,
-                           relay: RelayEndpoint) async throws(RelayClientError) -> ProxyConnectHandshake.Progress {
+    /// Sends one `CONNECT` and reads the relay's verdict, within `relayAnswerTimeout`, with
+    /// the `Proxy-Authenticate` values of its 2xx.
+    private func handshake(on stream: any ClientByteStream, authorization: String?, relay: RelayEndpoint)
+        async throws(RelayClientError) -> (ProxyConnectHandshake.Progress, established: [String]) {
         var machine = ProxyConnectHandshake(host: bareHost, port: port,
                                             extraHeaders: authorization.map { [(name: "Proxy-Authorization", value: $0)] } ?? [])
         let request = machine.start()
@@ -143,10 +151,10 @@ struct TunnelOpener {
             try await stream.write(request)
             while true {
                 let bytes = try await stream.read(maxBytes: 16 * 1024)
-                if bytes.isEmpty { return .failed(machine.receiveEOF()) }
+                if bytes.isEmpty { return (.failed(machine.receiveEOF()), []) }
                 let progress = machine.receive(bytes)
                 if case .needMore = progress { continue }
-                return progress
+                return (progress, machine.establishedChallenges)
             }
         }
     }
