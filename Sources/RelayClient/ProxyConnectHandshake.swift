@@ -45,6 +45,9 @@ public struct ProxyConnectHandshake {
     private var state = State.initialized
     private var parser = HTTPResponseHeadParser(limits: HTTPHeadLimits())
     private var buffer: [UInt8] = []
+    /// The `Proxy-Authenticate` values of the 2xx that opened the tunnel: Negotiate's final
+    /// token (mutual authentication) when the proxy sent one. Empty until `established`.
+    public private(set) var establishedChallenges: [String] = []
 
     /// `host` is a name or IP literal (IPv6 without brackets); `extraHeaders` e.g. Proxy-Authorization.
     public init(host: String, port: UInt16, extraHeaders: [(name: String, value: String)] = []) {
@@ -85,6 +88,7 @@ public struct ProxyConnectHandshake {
                 buffer.removeFirst(headLength)
                 if (200..<300).contains(head.status) {
                     state = .completed
+                    establishedChallenges = head.headers.values("proxy-authenticate")
                     let leftover = buffer
                     buffer = []
                     return .established(leftover: leftover)

@@ -28,116 +28,55 @@ extension RelayHTTPClient {
 
     private func connectRelay(_ relay: RelayEndpoint) async throws(HTTPAttemptFailure) -> any ClientByteStream {
         do throws(RelayClientError) {
-            let tcp = try await TCPClientStream.connect(host: relay.url.cookieHost, port: relay.url.port,
-                                                        options: configuration.transport, runtime: configuration.runtime)
-            guard relay.url.scheme == .https else { return tcp }
-            return try await TLSClientStream.connect(over: tcp, host: relay.url.cookieHost, port: relay.url.port,
-                                                     tls: configuration.relayTLS, options: configuration.transport,
-                                                     runtime: configuration.runtime)
+            return try await RelayConnector(relayTLS: configuration.relayTLS, transport: configuration.transport,
+                                            runtime: configuration.runtime).connect(to: relay)
         } catch {
             throw .relayConnect(error, relay: relay)
         }
     }
 
-    /// `CONNECT` through `stream`, answering the relay's `407` on the same connection while
-    /// it stays open (NTLM needs that), on a new one otherwise.
+    /// `CONNECT` through `stream` (`ProxyConnectExchange`): the open tunnel, or the attempt's
+    /// failure. Bytes after the `200` are refused: an HTTP origin does not speak before its
+    /// client, so they can only be the relay's confusion.
     private func openTunnel(over first: any ClientByteStream, relay: RelayEndpoint,
                             to url: ClientURL) async throws(HTTPAttemptFailure) -> any ClientByteStream {
-        var stream = first
-        var session = configuration.proxyCredentials.map {
-            ClientAuthSession(credentials: $0, host: relay.url.cookieHost, peer: .proxy)
-        }
-        let authority = url.authority.contains(":") ? url.authority : "\(url.authority):\(url.port)"
-        var answer: String?
-        for _ in 0..<Self.maxConnectLegs {
-            var handshake = ProxyConnectHandshake(host: url.cookieHost, port: url.port,
-                                                  extraHeaders: answer.map { [("Proxy-Authorization", $0)] } ?? [])
-            let failure: ConnectRefusal
-            switch await run(&handshake, on: stream) {
-            case .success(let leftover):
-                guard leftover.isEmpty else {
-                    stream.close()
-                    throw HTTPAttemptFailure(error: RelayHTTPError(.badResponse, "the relay sent bytes after its 200 to CONNECT"),
-                                             retry: .tunnelNotEstablished, relayAtFault: true)
-                }
-                if var accepted = session { try? accepted.accepted() }
-                return stream
-            case .failure(let refused):
-                failure = refused
-            }
-            guard failure.status == 407 else {
+        let exchange = ProxyConnectExchange(host: url.cookieHost, port: url.port, relay: relay,
+                                            credentials: configuration.proxyCredentials, maxLegs: Self.maxConnectLegs,
+                                            answerTimeout: nil)
+        let connector = RelayConnector(relayTLS: configuration.relayTLS, transport: configuration.transport,
+                                       runtime: configuration.runtime)
+        switch await exchange.run(on: first, reconnect: { () async throws(RelayClientError) in try await connector.connect(to: relay) }) {
+        case .established(let stream, let leftover):
+            guard leftover.isEmpty else {
                 stream.close()
-                if failure.status == 0 {
-                    let error = failure.reason == "bad-response"
-                        ? RelayHTTPError(.badResponse, "the relay's answer to CONNECT is not HTTP")
-                        : RelayHTTPError(.transport, "the relay ended the CONNECT exchange (\(failure.reason))",
-                                         transport: failure.transport ?? RelayClientError(.connectionReset, failure.reason))
-                    throw HTTPAttemptFailure(error: error, retry: .tunnelNotEstablished, relayAtFault: true)
-                }
-                throw HTTPAttemptFailure(error: RelayHTTPError(.relayRefused, "the relay refused the tunnel to \(authority)",
-                                                               httpStatus: failure.status, reasonCode: failure.reason),
-                                         retry: .tunnelNotEstablished, relayAtFault: failure.status == 503)
+                throw HTTPAttemptFailure(error: RelayHTTPError(.badResponse, "the relay sent bytes after its 200 to CONNECT"),
+                                         retry: .tunnelNotEstablished, relayAtFault: true)
             }
-            guard var current = session else {
-                stream.close()
-                throw .final(RelayHTTPError(.proxyAuthFailed, "the relay asks for credentials and none are configured",
-                                            httpStatus: 407, reasonCode: failure.reason))
-            }
-            do throws(ClientAuthError) {
-                answer = try current.answer(headerValues: failure.challenges, method: "CONNECT", target: authority)
-            } catch {
-                stream.close()
-                throw .final(RelayHTTPError(.proxyAuthFailed, "the relay refused the credentials (\(error))",
-                                            httpStatus: 407, reasonCode: failure.reason))
-            }
-            session = current
-            guard answer != nil else {
-                stream.close()
-                throw .final(RelayHTTPError(.proxyAuthFailed, "the relay answered 407 without a challenge", httpStatus: 407))
-            }
-            // Connection-bound schemes must answer on the connection that was challenged;
-            // the others start afresh, since a refusal may close its connection.
-            if failure.closed || !(current.scheme == .ntlm || current.scheme == .negotiate) {
-                stream.close()
-                stream = try await connectRelay(relay)
-            }
-        }
-        stream.close()
-        throw .final(RelayHTTPError(.proxyAuthFailed, "the relay kept asking for credentials", httpStatus: 407))
-    }
-
-    /// One `CONNECT` exchange: the tunnel's first bytes, or the refusal (`closed` when the
-    /// relay ended the connection with it).
-    private func run(_ handshake: inout ProxyConnectHandshake,
-                     on stream: any ClientByteStream) async -> Result<[UInt8], ConnectRefusal> {
-        do throws(RelayClientError) {
-            try await stream.write(handshake.start())
-            while true {
-                let bytes = try await stream.read(maxBytes: HTTPResponseReader.readSize)
-                if bytes.isEmpty {
-                    let failure = handshake.receiveEOF()
-                    return .failure(ConnectRefusal(status: failure.status, reason: failure.reason,
-                                                   challenges: failure.challenges, closed: true, transport: nil))
-                }
-                switch handshake.receive(bytes) {
-                case .needMore: continue
-                case .established(let leftover): return .success(leftover)
-                case .failed(let failure):
-                    return .failure(ConnectRefusal(status: failure.status, reason: failure.reason,
-                                                   challenges: failure.challenges, closed: false, transport: nil))
-                }
-            }
-        } catch {
-            return .failure(ConnectRefusal(status: 0, reason: error.code.name, challenges: [], closed: true, transport: error))
+            return stream
+        case .refused(let failure) where failure.status == 0:
+            let error = failure.reason == "bad-response"
+                ? RelayHTTPError(.badResponse, "the relay's answer to CONNECT is not HTTP")
+                : RelayHTTPError(.transport, "the relay ended the CONNECT exchange (\(failure.reason))",
+                                 transport: RelayClientError(.connectionReset, failure.reason))
+            throw HTTPAttemptFailure(error: error, retry: .tunnelNotEstablished, relayAtFault: true)
+        case .refused(let failure):
+            throw HTTPAttemptFailure(error: RelayHTTPError(.relayRefused, "the relay refused the tunnel to \(exchange.authority)",
+                                                           httpStatus: failure.status, reasonCode: failure.reason),
+                                     retry: .tunnelNotEstablished, relayAtFault: failure.status == 503)
+        case .authFailed(let failure, let why):
+            throw .final(RelayHTTPError(.proxyAuthFailed, "the relay refused proxy authentication: \(why)",
+                                        httpStatus: 407, reasonCode: failure?.reason))
+        case .unproven(let error):
+            // Not another relay: nothing is wrong with the request, and this one is suspect.
+            throw HTTPAttemptFailure(error: RelayHTTPError(.mutualAuthFailed, "the relay did not prove its identity (\(error))",
+                                                           httpStatus: 200),
+                                     retry: nil, relayAtFault: true)
+        case .broken(let error):
+            throw HTTPAttemptFailure(error: RelayHTTPError(.transport, "the relay ended the CONNECT exchange (\(error.code.name))",
+                                                           transport: error),
+                                     retry: .tunnelNotEstablished, relayAtFault: true)
+        case .reconnectFailed(let error):
+            throw .relayConnect(error, relay: relay)
         }
     }
-}
-
-/// A relay's refusal of `CONNECT`, and whether it closed the connection with it.
-struct ConnectRefusal: Error {
-    let status: Int
-    let reason: String
-    let challenges: [String]
-    let closed: Bool
-    let transport: RelayClientError?
 }

@@ -126,9 +126,20 @@ extension RelayHTTPClient {
                                           httpStatus: status, reasonCode: own.reasonCode),
                     retry: status == 503 ? .relayRefused(status: status) : nil, relayAtFault: status == 503)
             }
-            try? proxySession?.accepted()
-            if serverSession != nil {
-                try? serverSession?.accepted(AuthChallenge.parse(headerValues: responseHead.headers.values("www-authenticate")))
+            do throws(ClientAuthError) {
+                try proxySession?.accepted(AuthChallenge.parse(headerValues: responseHead.headers.values("proxy-authenticate")))
+            } catch {
+                await responseBody.cancel()
+                throw HTTPAttemptFailure(error: RelayHTTPError(.mutualAuthFailed, "the relay did not prove its identity (\(error))",
+                                                               httpStatus: responseHead.status),
+                                         retry: nil, relayAtFault: true)
+            }
+            do throws(ClientAuthError) {
+                try serverSession?.accepted(AuthChallenge.parse(headerValues: responseHead.headers.values("www-authenticate")))
+            } catch {
+                await responseBody.cancel()
+                throw .final(RelayHTTPError(.mutualAuthFailed, "the server did not prove its identity (\(error))",
+                                            httpStatus: responseHead.status))
             }
             sessions.proxy = proxySession
             if let serverSession { sessions.servers[url.origin] = serverSession }

@@ -15,14 +15,12 @@ public final class RelayHTTPClient: Sendable {
     /// What the client was made with.
     public let configuration: RelayHTTPClientConfiguration
     let pool: HTTPConnectionPool
-    let selection: RelaySelector
     let jar: Mutex<CookieJar>
 
     /// A client; loads `configuration.cookieFile` when it exists.
     public init(configuration: RelayHTTPClientConfiguration) {
         self.configuration = configuration
         pool = HTTPConnectionPool(maxIdle: configuration.maxIdle, maxIdlePerKey: configuration.maxIdlePerKey)
-        selection = RelaySelector(configuration.relays)
         var jar = CookieJar()
         if let path = configuration.cookieFile, let text = try? String(contentsOfFile: path, encoding: .utf8) {
             _ = jar.load(netscapeFile: text)
@@ -93,14 +91,14 @@ public final class RelayHTTPClient: Sendable {
                                  serverCredentials: ClientCredentials?) async throws(RelayHTTPError) -> RelayHTTPResponse {
         var tried: Set<RelayEndpoint> = []
         var lastError: RelayHTTPError?
-        while let relay = selection.select(excluding: tried) {
+        while let relay = configuration.selector.select(excluding: tried) {
             tried.insert(relay)
             do throws(HTTPAttemptFailure) {
                 let response = try await exchange(request, body: body, on: relay, serverCredentials: serverCredentials)
-                selection.recordSuccess(relay)
+                configuration.selector.recordSuccess(relay)
                 return response
             } catch {
-                if error.relayAtFault { selection.recordFailure(relay) }
+                if error.relayAtFault { configuration.selector.recordFailure(relay) }
                 guard let retry = error.retry, RetryDecision(failure: retry, method: request.method, body: body.kind).mayResend else {
                     throw error.error
                 }

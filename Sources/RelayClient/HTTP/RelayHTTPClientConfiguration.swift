@@ -3,8 +3,15 @@ import RelayCore
 /// How a `RelayHTTPClient` reaches servers: through which relays, with which credentials,
 /// TLS options, timeouts, redirect and cookie handling, and how long idle connections live.
 public struct RelayHTTPClientConfiguration: Sendable {
-    /// The relays, in the priority order `RelaySelection` picks from.
-    public var relays: [RelayEndpoint]
+    /// The relays and their health. Hand the same selector to tunnels (`RelayTunnelOptions`)
+    /// and other clients, so a relay one of them found down is avoided by all, for its back-off.
+    public var selector: RelaySelector
+    /// The relays, in the priority order `RelaySelection` picks from; setting them starts a
+    /// new selector, every relay healthy.
+    public var relays: [RelayEndpoint] {
+        get { selector.relays }
+        set { selector = RelaySelector(newValue) }
+    }
     /// Credentials for a relay's `407`; nil answers no challenge.
     public var proxyCredentials: ClientCredentials?
     /// Credentials for a server's `401`, used at the request's own origin only; nil answers none.
@@ -39,7 +46,22 @@ public struct RelayHTTPClientConfiguration: Sendable {
                 redirects: RedirectPolicy? = RedirectPolicy(), cookies: Bool = true, cookieFile: String? = nil,
                 maxIdle: Duration = .seconds(30), maxIdlePerKey: Int = 8, maxDrainBytes: Int = 1 << 20,
                 runtime: RelayClientRuntime = .shared) {
-        self.relays = relays
+        self.init(relays: RelaySelector(relays), proxyCredentials: proxyCredentials, serverCredentials: serverCredentials,
+                  tls: tls, relayTLS: relayTLS, transport: transport, redirects: redirects, cookies: cookies,
+                  cookieFile: cookieFile, maxIdle: maxIdle, maxIdlePerKey: maxIdlePerKey, maxDrainBytes: maxDrainBytes,
+                  runtime: runtime)
+    }
+
+    /// A configuration picking relays through `relays`, a selector shared with tunnels or
+    /// other clients (their failures put a relay in back-off for this client too), with the
+    /// same defaults.
+    public init(relays: RelaySelector, proxyCredentials: ClientCredentials? = nil,
+                serverCredentials: ClientCredentials? = nil, tls: ClientTLSOptions = ClientTLSOptions(),
+                relayTLS: ClientTLSOptions = ClientTLSOptions(), transport: ClientTransportOptions = ClientTransportOptions(),
+                redirects: RedirectPolicy? = RedirectPolicy(), cookies: Bool = true, cookieFile: String? = nil,
+                maxIdle: Duration = .seconds(30), maxIdlePerKey: Int = 8, maxDrainBytes: Int = 1 << 20,
+                runtime: RelayClientRuntime = .shared) {
+        self.selector = relays
         self.proxyCredentials = proxyCredentials
         self.serverCredentials = serverCredentials
         self.tls = tls

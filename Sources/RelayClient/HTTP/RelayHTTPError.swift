@@ -14,6 +14,7 @@ public struct RelayHTTPError: Error, Sendable, Equatable, CustomStringConvertibl
             case truncatedBody = "truncated-body"
             case proxyAuthFailed = "proxy-auth-failed"
             case serverAuthFailed = "server-auth-failed"
+            case mutualAuthFailed = "mutual-auth-failed"
             case relayRefused = "relay-refused"
             case redirectFailed = "redirect-failed"
             case bodyNotReplayable = "body-not-replayable"
@@ -40,6 +41,10 @@ public struct RelayHTTPError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let proxyAuthFailed = Code(.proxyAuthFailed)
         /// The server refused the credentials, or none could answer its challenge.
         public static let serverAuthFailed = Code(.serverAuthFailed)
+        /// The relay or the server accepted the Negotiate credentials, but its final token
+        /// does not prove it is the service the ticket was for; the response was discarded
+        /// and its connection closed.
+        public static let mutualAuthFailed = Code(.mutualAuthFailed)
         /// The relay refused the tunnel or the request itself: `httpStatus` and `reasonCode` say why.
         public static let relayRefused = Code(.relayRefused)
         /// A redirect could not be followed: too many, a bad `Location`, an https-to-http downgrade.

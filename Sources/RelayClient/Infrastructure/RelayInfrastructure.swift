@@ -89,7 +89,14 @@ public struct RelayInfrastructure: Sendable {
             var reader = RelayAnswerReader(limit: Self.maxAnswerBytes)
             let answer = try await reader.read(from: stream, relay: relay)
             guard answer.head.status == 407 else {
-                if authorization != nil { try? session?.accepted() }
+                do throws(ClientAuthError) {
+                    if authorization != nil {
+                        try session?.accepted(AuthChallenge.parse(headerValues: answer.head.headers.values("Proxy-Authenticate")))
+                    }
+                } catch {
+                    throw RelayClientError(.mutualAuthFailed, "\(relay.url.authority) did not prove its identity: \(error)",
+                                           httpStatus: answer.head.status)
+                }
                 return answer
             }
             guard var current = session else {
@@ -117,18 +124,15 @@ public struct RelayInfrastructure: Sendable {
                                httpStatus: 407)
     }
 
+    /// The relay's connection; a relay that cannot be reached or does not answer in time
+    /// says so in its code, a TLS failure keeps its own (an untrusted relay is worth naming).
     private func connect(_ relay: RelayEndpoint) async throws(RelayClientError) -> any ClientByteStream {
-        let tcp: TCPClientStream
         do throws(RelayClientError) {
-            tcp = try await TCPClientStream.connect(host: relay.url.cookieHost, port: relay.url.port, options: transport,
-                                                    runtime: runtime)
+            return try await RelayConnector(relayTLS: relayTLS, transport: transport, runtime: runtime).connect(to: relay)
         } catch where error.code == .connectionRefused || error.code == .unreachable || error.code == .hostNotFound {
             throw RelayClientError(.relayUnreachable, "\(relay.url.authority): \(error.message)", errno: error.errno)
         } catch where error.code == .timeout {
             throw RelayClientError(.relayTimeout, "\(relay.url.authority): \(error.message)")
         }
-        guard relay.url.scheme == .https else { return tcp }
-        return try await TLSClientStream.connect(over: tcp, host: relay.url.cookieHost, port: relay.url.port, tls: relayTLS,
-                                                 options: transport, runtime: runtime)
     }
 }

@@ -12,6 +12,7 @@ public struct RelayClientError: Error, Sendable, Equatable, CustomStringConverti
             case relayRefused = "relay-refused"
             case relayBadResponse = "relay-bad-response"
             case proxyAuthFailed = "proxy-auth-failed"
+            case mutualAuthFailed = "mutual-auth-failed"
             case hostNotFound = "host-not-found"
             case connectionRefused = "connection-refused"
             case unreachable
@@ -47,6 +48,9 @@ public struct RelayClientError: Error, Sendable, Equatable, CustomStringConverti
         public static let relayBadResponse = Code(.relayBadResponse)
         /// The relay refused the proxy credentials.
         public static let proxyAuthFailed = Code(.proxyAuthFailed)
+        /// The relay accepted the Negotiate credentials, but its final token does not prove
+        /// it is the relay the ticket was for; the connection was closed unused.
+        public static let mutualAuthFailed = Code(.mutualAuthFailed)
         /// The host name did not resolve.
         public static let hostNotFound = Code(.hostNotFound)
         /// The peer refused the TCP connection (ECONNREFUSED).

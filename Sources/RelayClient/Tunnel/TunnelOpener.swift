@@ -24,9 +24,6 @@ struct TunnelOpener {
         case final(RelayClientError)
     }
 
-    /// `host:port` as the `CONNECT` target says it (IPv6 in brackets).
-    private var authority: String { ProxyConnectHandshake.authority(host: bareHost, port: port) }
-
     private var bareHost: String { host.trimmingBrackets }
 
     /// The open tunnel's stream (TLS inside it when `serverTLS` is set) and the relay used.
@@ -46,6 +43,11 @@ struct TunnelOpener {
                 // 200, so every such failure qualifies; the rule stays in one place.
                 guard RetryDecision(failure: failure, method: "CONNECT", body: .none).mayResend else { throw error }
                 lastError = error
+            case .final(let error) where error.code == .mutualAuthFailed:
+                // It could not prove who it is: not a relay to use for a while. Not failed
+                // over either: the credentials have proven nothing wrong with the tunnel.
+                options.relays.recordFailure(relay)
+                throw error
             case .final(let error):
                 // The relay answered as a relay should: it is healthy, whatever it said.
                 if error.code != .cancelled && error.code != .closed { options.relays.recordSuccess(relay) }
@@ -62,93 +64,38 @@ struct TunnelOpener {
     }
 
     private func attempt(_ relay: RelayEndpoint) async -> Attempt {
-        var stream: any ClientByteStream
+        let stream: any ClientByteStream
         do throws(RelayClientError) {
             stream = try await connect(to: relay)
         } catch {
             return Self.classifyConnectFailure(error, relay: relay)
         }
-        var auth = options.proxyCredentials.map {
-            ClientAuthSession(credentials: $0, host: relay.url.host.description.trimmingBrackets, peer: .proxy)
+        let exchange = ProxyConnectExchange(host: bareHost, port: port, relay: relay, credentials: options.proxyCredentials,
+                                            maxLegs: options.maxAuthRounds, answerTimeout: options.relayAnswerTimeout)
+        switch await exchange.run(on: stream, reconnect: { () async throws(RelayClientError) in try await connect(to: relay) }) {
+        case .established(let tunnel, let leftover):
+            return .opened(leftover.isEmpty ? tunnel : PrefixedByteStream(inner: tunnel, prefix: leftover))
+        case .refused(let failure):
+            return Self.classifyRefusal(failure, relay: relay)
+        case .authFailed(let failure?, let why):
+            return .final(RelayClientError(.proxyAuthFailed, "relay \(relay.url.origin) refused proxy authentication: \(why)",
+                                           httpStatus: failure.status, reasonCode: failure.reason))
+        case .authFailed(nil, _):
+            return .final(RelayClientError(.proxyAuthFailed, "relay \(relay.url.origin) kept asking for proxy authentication",
+                                           httpStatus: 407, reasonCode: nil))
+        case .unproven(let error):
+            return .final(RelayClientError(.mutualAuthFailed, "relay \(relay.url.origin) did not prove its identity: \(error)",
+                                           httpStatus: 200))
+        case .broken(let error):
+            return Self.classifyHandshakeFailure(error, relay: relay)
+        case .reconnectFailed(let error):
+            return Self.classifyConnectFailure(error, relay: relay)
         }
-        var authorization: String?
-        for _ in 0..<max(1, options.maxAuthRounds) {
-            let progress: ProxyConnectHandshake.Progress
-            do throws(RelayClientError) {
-                progress = try await handshake(on: stream, authorization: authorization, relay: relay)
-            } catch {
-                stream.close()
-                return Self.classifyHandshakeFailure(error, relay: relay)
-            }
-            switch progress {
-            case .needMore:
-                preconditionFailure("handshake returns only a verdict")
-            case .established(let leftover):
-                if authorization != nil { try? auth?.accepted() }
-                return .opened(leftover.isEmpty ? stream : PrefixedByteStream(inner: stream, prefix: leftover))
-            case .failed(let failure) where failure.status == 407:
-                guard var session = auth else {
-                    stream.close()
-                    return .final(Self.authFailed(failure, relay: relay, why: "the relay asks for proxy credentials and none were given"))
-                }
-                do throws(ClientAuthError) {
-                    authorization = try session.answer(headerValues: failure.challenges, method: "CONNECT", target: authority)
-                } catch {
-                    stream.close()
-                    return .final(Self.authFailed(failure, relay: relay, why: "\(error)"))
-                }
-                auth = session
-                guard authorization != nil else {
-                    stream.close()
-                    return .final(Self.authFailed(failure, relay: relay, why: "the 407 carried no challenge"))
-                }
-                if !failure.keepsConnection {
-                    stream.close()
-                    do throws(RelayClientError) {
-                        stream = try await connect(to: relay)
-                    } catch {
-                        return Self.classifyConnectFailure(error, relay: relay)
-                    }
-                }
-            case .failed(let failure):
-                stream.close()
-                return Self.classifyRefusal(failure, relay: relay)
-            }
-        }
-        stream.close()
-        return .final(RelayClientError(.proxyAuthFailed, "relay \(relay.url.origin) kept asking for proxy authentication",
-                                       httpStatus: 407, reasonCode: nil))
     }
 
     private func connect(to relay: RelayEndpoint) async throws(RelayClientError) -> any ClientByteStream {
-        let relayHost = relay.url.host.description
-        let tcp = try await TCPClientStream.connect(host: relayHost, port: relay.url.port, options: options.transport,
-                                                    runtime: options.runtime)
-        track(tcp)
-        guard relay.url.scheme == .https else { return tcp }
-        let tls = try await TLSClientStream.connect(over: tcp, host: relayHost, port: relay.url.port, tls: options.relayTLS,
-                                                    options: options.transport, runtime: options.runtime)
-        track(tls)
-        return tls
-    }
-
-    /// Sends one `CONNECT` and reads the relay's verdict, within `relayAnswerTimeout`.
-    private func handshake(on stream: any ClientByteStream, authorization: String?,
-                           relay: RelayEndpoint) async throws(RelayClientError) -> ProxyConnectHandshake.Progress {
-        var machine = ProxyConnectHandshake(host: bareHost, port: port,
-                                            extraHeaders: authorization.map { [(name: "Proxy-Authorization", value: $0)] } ?? [])
-        let request = machine.start()
-        return try await withStreamDeadline(options.relayAnswerTimeout, closing: stream,
-                                            doing: "CONNECT \(authority) through \(relay.url.origin)") { () async throws(RelayClientError) in
-            try await stream.write(request)
-            while true {
-                let bytes = try await stream.read(maxBytes: 16 * 1024)
-                if bytes.isEmpty { return .failed(machine.receiveEOF()) }
-                let progress = machine.receive(bytes)
-                if case .needMore = progress { continue }
-                return progress
-            }
-        }
+        try await RelayConnector(relayTLS: options.relayTLS, transport: options.transport, runtime: options.runtime)
+            .connect(to: relay, track: track)
     }
 
     private static func classifyConnectFailure(_ error: RelayClientError, relay: RelayEndpoint) -> Attempt {
@@ -184,11 +131,6 @@ struct TunnelOpener {
             return .final(.relayRefused(status: failure.status, reasonCode: failure.reason,
                                         "relay \(origin) refused the tunnel"))
         }
-    }
-
-    private static func authFailed(_ failure: ProxyConnectHandshake.Failure, relay: RelayEndpoint, why: String) -> RelayClientError {
-        RelayClientError(.proxyAuthFailed, "relay \(relay.url.origin) refused proxy authentication: \(why)",
-                         httpStatus: failure.status, reasonCode: failure.reason)
     }
 }
 

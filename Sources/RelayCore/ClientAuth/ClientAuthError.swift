@@ -12,6 +12,7 @@ public struct ClientAuthError: Error, Hashable, Sendable, CustomStringConvertibl
         case noCredentials = "no-credentials"
         case badCredentials = "bad-credentials"
         case negotiateFailed = "negotiate-failed"
+        case mutualAuthFailed = "mutual-auth-failed"
     }
 
     private let code_: Code
@@ -55,6 +56,13 @@ public struct ClientAuthError: Error, Hashable, Sendable, CustomStringConvertibl
     /// characters, non-ASCII names for an OEM-only NTLM peer); `parameter` says which part.
     public static func badCredentials(_ parameter: String) -> ClientAuthError {
         ClientAuthError(.badCredentials, parameter: parameter)
+    }
+
+    /// The peer's final Negotiate token, sent with its success, does not prove it is the
+    /// service the ticket was for (GSS-API rejected it, or it left the context unfinished):
+    /// the response must not be used. `detail` is the mechanism's status text.
+    public static func mutualAuthFailed(_ detail: String) -> ClientAuthError {
+        ClientAuthError(.mutualAuthFailed, detail: detail)
     }
 
     /// The Negotiate mechanism (GSS-API) failed; `detail` is its status text.

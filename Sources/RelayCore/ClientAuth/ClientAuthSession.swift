@@ -97,19 +97,34 @@ public struct ClientAuthSession: Sendable {
     }
 
     /// Tells the session the request answered last was not refused. `challenges` are those
-    /// of that response (a Negotiate peer's final token proves its identity: mutual
-    /// authentication), possibly none.
+    /// of that response: a Negotiate peer's final token there proves its identity (mutual
+    /// authentication, RFC 4559 §5) and is checked; a token GSS-API rejects, or one that
+    /// leaves the context unfinished, throws `mutual-auth-failed`, and the response must not
+    /// be used. A success without a token is taken, as curl and browsers take it: the
+    /// initiator asks for mutual authentication but a peer may skip the last leg, and a
+    /// peer that could forge a success could as well have answered without a challenge.
     public mutating func accepted(_ challenges: [AuthChallenge] = []) throws(ClientAuthError) {
         awaitingVerdict = false
         preemptiveInFlight = false
-        guard case .negotiate(let initiator, _, _) = state, !initiator.isComplete else { return }
-        if let token = challenges.first(where: { $0.hasScheme("Negotiate") })?.token68 {
+        guard case .negotiate(let initiator, _, _) = state, !initiator.isComplete,
+              let token = challenges.first(where: { $0.hasScheme("Negotiate") })?.token68
+        else { return }
+        do throws(ClientAuthError) {
+            let input: [UInt8]
             do throws(ClientAuthError) {
-                _ = try initiator.step(try Self.decode(token))
+                input = try Self.decode(token)
             } catch {
-                state = .failed(error)
-                throw error
+                throw .mutualAuthFailed("the final token is not base64")
             }
+            do throws(ClientAuthError) {
+                _ = try initiator.step(input)
+            } catch {
+                throw .mutualAuthFailed(error.detail ?? error.code)
+            }
+            guard initiator.isComplete else { throw .mutualAuthFailed("the final token left the context unfinished") }
+        } catch {
+            state = .failed(error)
+            throw error
         }
     }
 

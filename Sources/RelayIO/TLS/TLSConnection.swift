@@ -35,6 +35,12 @@ public final class TLSConnection {
     private var ssl: OpaquePointer?
     /// A fatal error was reported: OpenSSL allows no further I/O, close_notify included.
     private var failed = false
+    /// The last read wanted more from the socket: whatever OpenSSL still holds is part of a
+    /// record, which only the socket can complete.
+    private var lastReadWantedInput = false
+    /// Over a socket, OpenSSL reads ahead up to this much per system call: about four full
+    /// records, where reading record by record costs a call for each header and each body.
+    static let readAheadBytes = 64 * 1024
 
     /// Prepares a TLS stream over `fd` (connected, non-blocking); nothing is sent until
     /// `handshake()`. The role must match the context's.
@@ -68,6 +74,8 @@ public final class TLSConnection {
         switch transport {
         case .socket(let fd):
             guard SSL_set_fd(ssl, fd) == 1 else { throw TLSSetupError(.openSSL, "cannot attach a TLS connection to its socket") }
+            SSL_set_read_ahead(ssl, 1)
+            SSL_set_default_read_buffer_len(ssl, Self.readAheadBytes)
         case .memory:
             guard let input = BIO_new(BIO_s_mem()) else { throw TLSSetupError(.openSSL, "cannot create a memory BIO") }
             guard let output = BIO_new(BIO_s_mem()) else {
@@ -139,9 +147,14 @@ public final class TLSConnection {
         guard buffer.count > 0 else { return .bytes(0) }
         ERR_clear_error()
         let result = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
-        if result > 0 { return .bytes(Int(result)) }
+        if result > 0 {
+            lastReadWantedInput = false
+            return .bytes(Int(result))
+        }
         switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ: return .wantRead
+        case SSL_ERROR_WANT_READ:
+            lastReadWantedInput = true
+            return .wantRead
         case SSL_ERROR_WANT_WRITE: return .wantWrite
         case SSL_ERROR_ZERO_RETURN: return hooks.receivedCloseNotify ? .closed : .eof
         case let code: return .failed(failure(code))
@@ -162,13 +175,13 @@ public final class TLSConnection {
         }
     }
 
-    /// True when OpenSSL holds decrypted input the socket will not announce again. A reader
-    /// that stops before `.wantRead` must come back for it by itself. (Not `SSL_has_pending`:
-    /// that is also true of part of a record still waiting for the rest, and coming back for
-    /// it would spin the loop until the rest arrives.)
+    /// True when OpenSSL holds input the socket will not announce again: decrypted bytes, or
+    /// whole records it read ahead. A reader that stops before `.wantRead` must come back for
+    /// it by itself. After a `.wantRead` what is held is part of a record, which only the
+    /// socket can complete: coming back for it would spin the loop until the rest arrives.
     public var hasBufferedInput: Bool {
         guard let ssl = liveSSL else { return false }
-        return SSL_pending(ssl) > 0
+        return SSL_pending(ssl) > 0 || (!lastReadWantedInput && SSL_has_pending(ssl) == 1)
     }
 
     /// Sends close_notify once, best effort and without waiting for the peer's: the write

@@ -67,6 +67,38 @@ extension IntegrationSuite {
             #expect(try relay.audit.events(where: "event LIKE 'request-%'").isEmpty, "the second relay never saw the POST")
         }
 
+        @Test("a relay a tunnel found silent is in back-off for an HTTP client sharing its selector: the POST goes elsewhere")
+        func sharedBackoff() async throws {
+            let fake = try Self.fakeRelay("stall")
+            defer { fake.stop() }
+            let origin = try ScriptedHTTPOrigin.start()
+            defer { origin.stop() }
+            let relay = try HTTPClientTests.relay(origin.port)
+            defer { relay.stop() }
+            let silent = RelayEndpoint(url: try ClientURL(parsing: "http://127.0.0.1:\(fake.port)"), priority: 1)
+            let serving = RelayEndpoint(url: try ClientURL(parsing: "http://127.0.0.1:\(relay.proxyPort)"), priority: 2)
+            // A clock that stands still: the back-off cannot run out while the test runs.
+            let frozen = ContinuousClock.now
+            let selector = RelaySelector([silent, serving], clock: { frozen })
+            let transport = ClientTransportOptions(connectTimeout: .seconds(5), tlsHandshakeTimeout: .seconds(5),
+                                                   idleTimeout: .seconds(1))
+
+            let tunnel = RelayTunnel(options: RelayTunnelOptions(relays: selector, transport: transport,
+                                                                 relayAnswerTimeout: .seconds(1)))
+            try await tunnel.connect(host: "127.0.0.1", port: origin.port)
+            #expect(tunnel.relay == serving)
+            await tunnel.close()
+            #expect(selector.backoffEnd(of: silent) != nil, "the tunnel put the silent relay in back-off")
+
+            // Sent to the silent relay first, the POST would time out there and, being
+            // neither idempotent nor unsent, fail rather than move on.
+            let client = RelayHTTPClient(configuration: RelayHTTPClientConfiguration(relays: selector, transport: transport))
+            let response = try await client.execute("POST", "http://127.0.0.1:\(origin.port)/upload", body: Array("once".utf8))
+            #expect(response.status == 200)
+            #expect(try await HTTPClientTests.text(response) == "POST 4")
+            #expect(client.configuration.selector === selector)
+        }
+
         @Test("failover: a relay that is down is skipped for the next priority")
         func failover() async throws {
             let origin = try ScriptedHTTPOrigin.start()

@@ -59,13 +59,16 @@ enum Subprocess {
     }
 
     /// Runs `executable` with `arguments`; kills it and throws after `timeout` seconds.
+    /// `environment` adds to the test's own, or is the whole of it without `inheritEnvironment`.
     static func run(_ executable: String, _ arguments: [String], input: Input = .none,
-                    environment: [String: String]? = nil, timeout: Double = 60) throws -> ProcessResult {
+                    environment: [String: String]? = nil, inheritEnvironment: Bool = true,
+                    timeout: Double = 60) throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            process.environment = inheritEnvironment
+                ? ProcessInfo.processInfo.environment.merging(environment) { _, new in new } : environment
         }
         let out = Pipe()
         let err = Pipe()

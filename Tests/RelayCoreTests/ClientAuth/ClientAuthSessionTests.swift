@@ -27,6 +27,16 @@ import Testing
         }
     }
 
+    /// Makes a first token, then rejects whatever the peer sends, as GSS-API rejects a forged AP-REP.
+    final class RejectingInitiator: NegotiateInitiator {
+        var isComplete: Bool { false }
+
+        func step(_ input: [UInt8]?) throws(ClientAuthError) -> [UInt8] {
+            guard input == nil else { throw ClientAuthError.negotiateFailed("forged") }
+            return [1]
+        }
+    }
+
     /// Hands out scripted initiators and keeps them for inspection.
     final class Factory: Sendable {
         let made = Mutex<[ScriptedInitiator]>([])
@@ -96,6 +106,37 @@ import Testing
         #expect(initiator.inputs == [nil, [9], [10]])
         #expect(initiator.isComplete)
         #expect(session.preemptive(method: "GET", target: "/") == nil, "Negotiate is bound to the connection")
+    }
+
+    @Test func aFinalTokenTheInitiatorRejectsOrThatLeavesItUnfinishedIsMutualAuthFailed() throws {
+        var rejected = ClientAuthFixtures.session(.kerberos({ _, _ throws(ClientAuthError) in RejectingInitiator() }))
+        _ = try rejected.answer(headerValues: ["Negotiate"], method: "CONNECT", target: "a:1")
+        #expect(throws: ClientAuthError.mutualAuthFailed("forged")) {
+            try rejected.accepted(AuthChallenge.parse(headerValues: ["Negotiate Cg=="]))
+        }
+        #expect(throws: ClientAuthError.mutualAuthFailed("forged"), "the session stays failed") {
+            try rejected.answer(headerValues: ["Negotiate"], method: "CONNECT", target: "a:1")
+        }
+        // A step that still wants more after the peer said yes.
+        var unfinished = ClientAuthFixtures.session(.kerberos(Factory(script: [[1], [2], [3]]).negotiate))
+        _ = try unfinished.answer(headerValues: ["Negotiate"], method: "CONNECT", target: "a:1")
+        #expect(throws: ClientAuthError.mutualAuthFailed("the final token left the context unfinished")) {
+            try unfinished.accepted(AuthChallenge.parse(headerValues: ["Negotiate Cg=="]))
+        }
+        var notBase64 = ClientAuthFixtures.session(.kerberos(Factory(script: [[1], []]).negotiate))
+        _ = try notBase64.answer(headerValues: ["Negotiate"], method: "CONNECT", target: "a:1")
+        #expect(throws: ClientAuthError.mutualAuthFailed("the final token is not base64")) {
+            try notBase64.accepted(AuthChallenge.parse(headerValues: ["Negotiate A==="]))
+        }
+    }
+
+    @Test func aSuccessWithoutAFinalTokenIsTakenAndLeavesTheContextAsItWas() throws {
+        let factory = Factory(script: [[1], []])
+        var session = ClientAuthFixtures.session(.kerberos(factory.negotiate))
+        _ = try session.answer(headerValues: ["Negotiate"], method: "CONNECT", target: "a:1")
+        try session.accepted(AuthChallenge.parse(headerValues: [#"Basic realm="r""#]))
+        let initiator = try #require(factory.made.withLock { $0.first })
+        #expect(initiator.inputs == [nil], "nothing was fed to GSS-API")
     }
 
     @Test func aRefusedNegotiateTriesRawKerberosThenThePasswordThenStops() throws {

@@ -13,11 +13,12 @@ enum RelayBench {
       freeport   [--count N]                       print N distinct free loopback TCP ports
       throughput --connect H:P [--proxy H:P] [--mode connect|plain] [--bytes 2G] [--seconds 5] [--pid PID] [--streams 1]
       latency    --connect H:P [--proxy H:P] [--mode connect|plain] [--count 20000] [--seconds 5]
-      rate       --connect H:P [--proxy H:P] [--mode connect|plain] [--clients 16] [--seconds 5]
+      rate       --connect H:P [--proxy H:P] [--mode connect|plain] [--clients 16] [--seconds 5] [--pid PID]
                  [--auth none|basic|digest|ntlm|negotiate --user U --password P] [--digest-reuse-nonce]
                  a fresh connection and the scheme's whole handshake per tunnel; negotiate uses the
                  ccache in KRB5CCNAME and service HTTP@<proxy host>; digest answers a 407 challenge
-                 per tunnel unless --digest-reuse-nonce (one nonce per client thread, nc counting up)
+                 per tunnel unless --digest-reuse-nonce (one nonce per client thread, nc counting up);
+                 --pid adds proxy_cpu_us, the proxy's CPU time per tunnel
       idle       --connect H:P [--proxy H:P] [--mode connect|plain] [--tunnels 10000] --pid PID [--settle 2]
     TLS (throughput, rate, idle): --proxy-tls (TLS to the proxy: HTTPS proxy, haproxy ssl) or
                  --upstream-tls [--sni NAME] [--preamble] (end-to-end TLS inside the tunnel;
