@@ -1,9 +1,10 @@
-/// 16 KiB buffers (one TLS record's worth of cleartext) lent to TLS relays, one per
-/// direction, and kept for the next relay instead of freed: a loop runs many short relays.
+/// 64 KiB buffers (four TLS records' worth of cleartext) lent to TLS relays, one per
+/// direction while its bytes move, and kept for the next instead of freed: a loop lends
+/// them at every burst of every relay.
 /// Loop-confined, one per loop. At most `keep` idle buffers stay.
 public final class RelayBufferPool {
-    /// The size of each buffer: one TLS record's cleartext at most.
-    public static let bufferSize = 16 * 1024
+    /// The size of each buffer: four TLS records' cleartext.
+    public static let bufferSize = 64 * 1024
     private var idle: [UnsafeMutableRawBufferPointer] = []
     private let keep: Int
     /// Buffers lent and not yet given back.

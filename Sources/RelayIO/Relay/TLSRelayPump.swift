@@ -1,8 +1,9 @@
 import Glibc
 
 /// Relay between two connected sides of which one or both speak TLS (`TLSRelaySide`):
-/// cleartext is copied in userspace through two pooled 16 KiB buffers, one per direction
-/// (splice cannot see inside TLS, and this kernel offers no kernel TLS). The contract is
+/// cleartext is copied in userspace through pooled 64 KiB buffers, one per direction while its
+/// bytes move and none while it waits for its sender (splice cannot see inside TLS, and this
+/// kernel offers no kernel TLS). The contract is
 /// `SplicePump`'s: full duplex; half-close (one side's end of stream, close_notify from a
 /// TLS side or a FIN from a plain one, is passed on as the other side's write shutdown,
 /// close_notify then FIN for TLS, while the other direction keeps flowing); backpressure (a
@@ -32,7 +33,10 @@ public final class TLSRelayPump {
         let from: TLSRelaySide
         let to: TLSRelaySide
         let fromIsA: Bool
+        /// Lent by the pool while bytes move this way; nil while the sender is quiet.
         var buffer: UnsafeMutableRawBufferPointer?
+        /// The sender's end or failure, met while filling the buffer: the next read's outcome.
+        var heldOutcome: TLSRelaySide.Outcome?
         /// Bytes owed to the receiver before anything read (the `200`, judged handshake
         /// bytes), and how many of them went out.
         var initial: [UInt8]
@@ -103,8 +107,6 @@ public final class TLSRelayPump {
     public func start(completion: @escaping (SpliceResult) -> Void) {
         loop.preconditionInLoop()
         guard case .ready = phase else { preconditionFailure("a TLS relay starts once, before it is aborted") }
-        aToB.buffer = buffers.take()
-        bToA.buffer = buffers.take()
         let registrationA = loop.register(a.fd)
         let registrationB = loop.register(b.fd)
         for registration in [registrationA, registrationB] {
@@ -173,18 +175,45 @@ public final class TLSRelayPump {
             if direction.initialSent == direction.initial.count { direction.initial = []; direction.initialSent = 0 }
             return true
         }
-        guard let buffer = direction.buffer else { return false }
-        if direction.start < direction.end {
+        if let buffer = direction.buffer, direction.start < direction.end {
             guard let count = deliver(UnsafeRawBufferPointer(rebasing: buffer[direction.start..<direction.end]), direction)
             else { return false }
             direction.start += count
             if direction.start == direction.end { direction.start = 0; direction.end = 0 }
             return true
         }
-        switch direction.from.read(into: buffer) {
-        case .moved(let count):
+        let buffer = direction.buffer ?? buffers.take()
+        direction.buffer = buffer
+        let first = direction.heldOutcome ?? direction.from.read(into: buffer)
+        direction.heldOutcome = nil
+        if case .moved(let count) = first {
+            // Fill the buffer before writing: a TLS read returns one record (16 KiB at most),
+            // and one write of several costs the receiver's side a fraction of the calls.
             direction.end = count
+            while direction.end < buffer.count {
+                let next = direction.from.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[direction.end...]))
+                switch next {
+                case .moved(let more):
+                    direction.end += more
+                    continue
+                case .wait:
+                    break
+                case .ended, .failed:
+                    // An end or an error is said once (a reset socket reads as an end after),
+                    // so it waits for its turn behind the bytes read before it.
+                    direction.heldOutcome = next
+                }
+                break
+            }
             return true
+        }
+        // Nothing in flight this way: the buffer goes back to the pool while the sender is
+        // quiet, so an idle relay holds none.
+        direction.buffer = nil
+        buffers.give(buffer)
+        switch first {
+        case .moved:
+            preconditionFailure("handled above")
         case .wait(let wait):
             direction.waiting = (direction.from.fd, wait)
             return false

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import RelayIO
+import Synchronization
 import Testing
 
 /// A `TLSRelayPump` between `openssl s_client` (side A, TLS, the relay in the server role)
@@ -13,6 +14,7 @@ private final class TLSPumpHarness: Sendable {
     let pump: LoopBound<TLSRelayPump>
     let pool: LoopBound<RelayBufferPool>
     let result = Latch<SpliceResult>()
+    private let peerBClosed = Atomic<Bool>(false)
 
     init(clientInput: String? = nil, initialToClient: [UInt8] = [], initialToB: [UInt8] = []) throws {
         signal(SIGPIPE, SIG_IGN)
@@ -45,9 +47,17 @@ private final class TLSPumpHarness: Sendable {
 
     var lentBuffers: Int { pool.sync { $0.lent } }
 
+    /// Closes B's far end with a reset (SO_LINGER 0) instead of a FIN.
+    func resetPeerB() {
+        guard !peerBClosed.exchange(true, ordering: .relaxed) else { return }
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(peerB, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        close(peerB)
+    }
+
     deinit {
         client.stop()
-        close(peerB)
+        if !peerBClosed.load(ordering: .relaxed) { close(peerB) }
     }
 }
 
@@ -160,6 +170,35 @@ extension RelayIOSuite {
             #expect(result.bytesAtoB == 2)
             #expect(result.bytesBtoA == 2)
             #expect(Peer.recvOnce(harness.peerB) == -Int(ECONNRESET))
+            #expect(harness.lentBuffers == 0)
+        }
+
+        /// A buffer is lent only while bytes move: thousands of quiet tunnels hold none.
+        @Test func aQuietRelayHoldsNoBuffer() throws {
+            let harness = try TLSPumpHarness()
+            harness.start()
+            harness.client.send("x\n")
+            #expect(Peer.recvOnce(harness.peerB) == 2)
+            _ = Peer.sendAll(harness.peerB, Array("y\n".utf8))
+            #expect(eventually(within: .seconds(10)) { harness.client.output.contains("y\n") })
+            #expect(eventually(within: .seconds(10)) { harness.lentBuffers == 0 })
+            harness.pump.sync { $0.abort() }
+            _ = try #require(harness.result.wait())
+        }
+
+        /// The plain side's bytes and then its reset, both queued before the relay reads: the
+        /// read that fills the buffer meets the reset, which must still end the relay as a
+        /// reset once the bytes are through (read again, a reset socket says end of stream).
+        @Test func bytesAheadOfAResetAreDeliveredThenTheResetEndsTheRelay() throws {
+            let harness = try TLSPumpHarness()
+            let bytes = Pattern.bytes(40 * 1024, seed: 5)
+            #expect(Peer.sendAll(harness.peerB, bytes) == 0)
+            usleep(100_000)
+            harness.resetPeerB()
+            harness.start()
+            let result = try #require(harness.result.wait())
+            #expect(result.end == .resetByB)
+            #expect(result.bytesBtoA == UInt64(bytes.count))
             #expect(harness.lentBuffers == 0)
         }
 
