@@ -71,6 +71,8 @@ extension RelayHTTPClient {
             throw HTTPAttemptFailure(error: RelayHTTPError(.mutualAuthFailed, "the relay did not prove its identity (\(error))",
                                                            httpStatus: 200),
                                      retry: nil, relayAtFault: true)
+        case .broken(let error) where error.isLocalEnd:
+            throw .final(.transport(error, "CONNECT \(exchange.authority) through relay \(relay)"))
         case .broken(let error):
             throw HTTPAttemptFailure(error: RelayHTTPError(.transport, "the relay ended the CONNECT exchange (\(error.code.name))",
                                                            transport: error),

@@ -73,7 +73,6 @@ extension RelayHTTPClient {
                 connection.close()
                 throw .final(RelayHTTPError(.badResponse, "the response framing is ambiguous (\(code))", httpStatus: responseHead.status))
             }
-            storeCookies(responseHead.headers, from: url)
             let bodySource = HTTPResponseBodySource(reader: reader, framing: responseFraming, keepAlive: Self.keepsAlive(responseHead),
                                                     release: { [pool] in pool.park($0) })
             let responseBody = RelayHTTPResponseBody(source: bodySource)
@@ -111,6 +110,7 @@ extension RelayHTTPClient {
                 }
                 serverSession = session
                 if serverAnswer != nil {
+                    storeCookies(responseHead.headers, from: url)
                     try await drainForRetry(responseBody)
                     continue
                 }
@@ -141,6 +141,9 @@ extension RelayHTTPClient {
                 throw .final(RelayHTTPError(.mutualAuthFailed, "the server did not prove its identity (\(error))",
                                             httpStatus: responseHead.status))
             }
+            // Only now is the response the server's, proven where Negotiate offers proof:
+            // a relay's own refusal or an unproven answer sets no cookie.
+            storeCookies(responseHead.headers, from: url)
             sessions.proxy = proxySession
             if let serverSession { sessions.servers[url.origin] = serverSession }
             connection.auth.withLock { $0 = sessions }

@@ -93,6 +93,7 @@ public final class RelayHTTPClient: Sendable {
         var lastError: RelayHTTPError?
         while let relay = configuration.selector.select(excluding: tried) {
             tried.insert(relay)
+            if Task.isCancelled { throw .transport(.cancelledTask, "before relay \(relay)") }
             do throws(HTTPAttemptFailure) {
                 let response = try await exchange(request, body: body, on: relay, serverCredentials: serverCredentials)
                 configuration.selector.recordSuccess(relay)

@@ -39,6 +39,32 @@ import Testing
         #expect(error?.transport?.code == .connectionReset, "\(String(describing: error))")
     }
 
+    /// Cancelling says nothing about the relay: no relay of the list goes into back-off (the
+    /// selector is shared with tunnels) and the request goes to no other relay.
+    @Test func aRequestCancelledWhileTheRelayThinksPutsNoRelayInBackOff() async throws {
+        let first = try ScriptedRelay([.hold])
+        let second = try ScriptedRelay([.hold])
+        defer { first.stop(); second.stop() }
+        let relays = [try Scripted.endpoint(first.port, priority: 1), try Scripted.endpoint(second.port, priority: 2)]
+        let selector = RelaySelector(relays)
+        let client = RelayHTTPClient(configuration: RelayHTTPClientConfiguration(
+            relays: selector,
+            transport: ClientTransportOptions(connectTimeout: Scripted.unreached, tlsHandshakeTimeout: Scripted.unreached,
+                                              idleTimeout: Scripted.unreached)))
+        let request = Task { await Self.failure(client, "https://app.corp.example/") }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !first.requestHead.hasPrefix("CONNECT app.corp.example:443 "), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(first.requestHead.hasPrefix("CONNECT app.corp.example:443 "), "\(first.requestHead)")
+        request.cancel()
+        let error = await request.value
+        #expect(error?.transport?.code == .cancelled, "\(String(describing: error))")
+        #expect(selector.backoffEnd(of: relays[0]) == nil)
+        #expect(selector.backoffEnd(of: relays[1]) == nil)
+        #expect(second.requestHead.isEmpty, "the cancelled request went on to the next relay")
+    }
+
     @Test func bytesBehindThe200ToConnectAreABadResponseAndNoTLSIsSent() async throws {
         let forged = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforge"
         let relay = try ScriptedRelay([.sendText(Scripted.established + forged), .readUntilEOF])

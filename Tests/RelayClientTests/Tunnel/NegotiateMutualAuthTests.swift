@@ -94,8 +94,10 @@ import Testing
         #expect(relay.received.isEmpty, "no ClientHello went into the unproven tunnel")
     }
 
+    /// A `200` carrying a final token in `field`, and a cookie the client keeps only from a
+    /// response it believed.
     static func ok(_ field: String, _ value: String) -> String {
-        "HTTP/1.1 200 OK\r\n\(field): \(value)\r\nContent-Length: 6\r\n\r\nsecret"
+        "HTTP/1.1 200 OK\r\n\(field): \(value)\r\nSet-Cookie: session=planted\r\nContent-Length: 6\r\n\r\nsecret"
     }
 
     @Test func anAbsoluteFormAnswerWithAForgedProxyTokenIsNotReturned() async throws {
@@ -108,6 +110,7 @@ import Testing
         }
         #expect(error?.code == .mutualAuthFailed, "\(String(describing: error))")
         #expect(relay.waitUntilFinished(), "the connection was closed, not pooled")
+        #expect(client.cookies.isEmpty, "a cookie from the unproven answer was kept: \(client.cookies)")
     }
 
     @Test func aServerThatForgesItsFinalTokenIsNotBelievedAndOneThatProvesItIs() async throws {
@@ -121,11 +124,14 @@ import Testing
         }
         #expect(error?.code == .mutualAuthFailed, "\(String(describing: error))")
         #expect(forging.laterHeads.first?.contains("Authorization: Negotiate AQ==\r\n") == true, "\(forging.laterHeads)")
+        #expect(client.cookies.isEmpty, "a cookie from the unproven answer was kept: \(client.cookies)")
 
         let proving = try ScriptedRelay([.sendText(challenge), .readHead, .sendText(Self.ok("WWW-Authenticate", Self.proof)),
                                          .readUntilEOF])
         defer { proving.stop() }
-        let response = try await Self.client(proving, server: Self.kerberos).execute("GET", "http://app.corp.example/secret")
+        let believing = try Self.client(proving, server: Self.kerberos)
+        let response = try await believing.execute("GET", "http://app.corp.example/secret")
         #expect(try await response.body.collect(upTo: 64) == Array("secret".utf8))
+        #expect(believing.cookies.map(\.name) == ["session"])
     }
 }
