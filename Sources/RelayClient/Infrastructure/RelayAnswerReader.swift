@@ -5,7 +5,8 @@ import RelayCore
 struct RelayAnswer {
     let head: HTTPResponseHead
     let body: [UInt8]
-    /// The relay closes the connection after this answer.
+    /// The relay closes the connection after this answer, or it sent bytes past the answer:
+    /// the connection is not used again.
     let closes: Bool
 
     /// The relay's reason code: dynrelay's refusal bodies are the code on one line.
@@ -37,7 +38,9 @@ struct RelayAnswerReader {
                 guard !more.isEmpty else { throw Self.bad(relay, "the answer ended before its Content-Length") }
                 body += more
             }
-            return RelayAnswer(head: head, body: Array(body.prefix(length)), closes: closes)
+            // Bytes past the body answer nothing that was asked: the connection is not used
+            // again rather than guessing where the next answer starts.
+            return RelayAnswer(head: head, body: Array(body.prefix(length)), closes: closes || body.count > length)
         }
         // No length: the body runs to the end of the stream.
         while body.count <= limit {
