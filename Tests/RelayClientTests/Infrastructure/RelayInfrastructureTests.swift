@@ -16,53 +16,52 @@ import Testing
         Array("HTTP/1.1 \(status)\r\n\(extraHeaders)Content-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
     }
 
-    /// A `407` followed by bytes it did not announce: the answer to the credentials goes on a
-    /// new connection, never after bytes whose meaning is unknown.
-    @Test func bytesPastA407sBodyMakeTheNextLegANewConnection() async throws {
-        let legs = Mutex<[(connection: Int, head: String)]>([])
+    /// Which connection (1, 2) each request came on.
+    final class Legs: Sendable {
+        private let connections = Mutex<[Int]>([])
+        func add(_ connection: Int) { connections.withLock { $0.append(connection) } }
+        var all: [Int] { connections.withLock { $0 } }
+    }
+
+    /// A relay answering each request without credentials with `challenge`, and one with
+    /// them with the configuration document.
+    static func relay(challenge: [UInt8], legs: Legs) throws -> LoopbackServer {
         let accepted = Atomic<Int>(0)
-        let server = try LoopbackServer(connections: 2) { fd in
+        return try LoopbackServer(connections: 2) { fd in
             let connection = accepted.add(1, ordering: .relaxed).newValue
             defer { close(fd) }
             while true {
                 let head = BadRelay.readHead(fd)
                 guard !head.isEmpty else { return }
-                legs.withLock { $0.append((connection, head)) }
-                if head.contains("Proxy-Authorization: Basic ") {
-                    LoopbackServer.sendAll(fd, Self.answer("200 OK", "Content-Type: application/json\r\n", body: Self.config))
-                } else {
-                    LoopbackServer.sendAll(fd, Self.answer("407 Proxy Authentication Required",
-                                                           "Proxy-Authenticate: Basic realm=\"it\"\r\n", body: "auth-required\n")
-                                                + Array("HTTP/1.1 200 OK\r\n\r\nstray".utf8))
-                }
+                legs.add(connection)
+                LoopbackServer.sendAll(fd, head.contains("Proxy-Authorization: Basic ")
+                    ? Self.answer("200 OK", "Content-Type: application/json\r\n", body: Self.config) : challenge)
             }
         }
-        let document = try await RelayInfrastructure().applicationConfig(
+    }
+
+    static let challenge = answer("407 Proxy Authentication Required", "Proxy-Authenticate: Basic realm=\"it\"\r\n",
+                                  body: "auth-required\n")
+
+    static func config(from server: LoopbackServer) async throws -> [UInt8] {
+        try await RelayInfrastructure().applicationConfig(
             from: try Scripted.endpoint(server.port), credentials: ClientCredentials(user: "alice", password: "secret"))
-        #expect(String(decoding: document, as: UTF8.self) == Self.config)
-        let seen = legs.withLock { $0 }
-        #expect(seen.map(\.connection) == [1, 2], "\(seen)")
+    }
+
+    /// A `407` followed by bytes it did not announce: the answer to the credentials goes on a
+    /// new connection, never after bytes whose meaning is unknown.
+    @Test func bytesPastA407sBodyMakeTheNextLegANewConnection() async throws {
+        let legs = Legs()
+        let server = try Self.relay(challenge: Self.challenge + Array("HTTP/1.1 200 OK\r\n\r\nstray".utf8), legs: legs)
+        #expect(String(decoding: try await Self.config(from: server), as: UTF8.self) == Self.config)
+        #expect(legs.all == [1, 2])
     }
 
     /// A `407` that ends where it says keeps its connection for the answer (NTLM needs that).
     @Test func aCleanlyEnded407KeepsItsConnectionForTheAnswer() async throws {
-        let legs = Mutex<[Int]>([])
-        let accepted = Atomic<Int>(0)
-        let server = try LoopbackServer(connections: 2) { fd in
-            let connection = accepted.add(1, ordering: .relaxed).newValue
-            defer { close(fd) }
-            while true {
-                let head = BadRelay.readHead(fd)
-                guard !head.isEmpty else { return }
-                legs.withLock { $0.append(connection) }
-                LoopbackServer.sendAll(fd, head.contains("Proxy-Authorization: Basic ")
-                    ? Self.answer("200 OK", "Content-Type: application/json\r\n", body: Self.config)
-                    : Self.answer("407 Proxy Authentication Required", "Proxy-Authenticate: Basic realm=\"it\"\r\n",
-                                  body: "auth-required\n"))
-            }
-        }
-        _ = try await RelayInfrastructure().applicationConfig(
-            from: try Scripted.endpoint(server.port), credentials: ClientCredentials(user: "alice", password: "secret"))
-        #expect(legs.withLock { $0 } == [1, 1])
+        let legs = Legs()
+        let server = try Self.relay(challenge: Self.challenge, legs: legs)
+        #expect(String(decoding: try await Self.config(from: server), as: UTF8.self) == Self.config)
+        #expect(legs.all == [1, 1])
     }
 }
