@@ -19,6 +19,11 @@ enum ClientTool {
     }
 
     static func run(_ arguments: [String], environment: [String: String]) async -> ClientToolExit {
+        if let first = arguments.first, ["help", "--help", "-h"].contains(first) {
+            // Asked for, the usage is the answer: stdout and success, as `dynrelay help` does.
+            _ = ClientToolOutput.write(STDOUT_FILENO, Array((ClientToolInvocation.usage + "\n").utf8))
+            return .success
+        }
         let invocation: ClientToolInvocation
         do throws(ClientToolUsageError) {
             invocation = try ClientToolInvocation.parse(arguments, environment: environment)

@@ -156,6 +156,16 @@ extension IntegrationSuite {
             }
         }
 
+        @Test("help, --help and -h print the usage on stdout and exit 0")
+        func help() throws {
+            for flag in ["help", "--help", "-h"] {
+                let result = try ClientToolBinary.run([flag])
+                #expect(result.status == 0, "\(flag): \(result.stderr)")
+                #expect(result.stdoutText.hasPrefix("usage: dynrelay-client fetch URL"), "\(flag): \(result.stdoutText)")
+                #expect(result.stderr.isEmpty, "\(flag): \(result.stderr)")
+            }
+        }
+
         @Test("squid as the relay: fetch and tunnel with Basic and Digest; status and config are not offered")
         func squid() throws {
             guard SquidProcess.isInstalled else {
