@@ -52,7 +52,8 @@ import Testing
             transport: ClientTransportOptions(connectTimeout: Scripted.unreached, tlsHandshakeTimeout: Scripted.unreached,
                                               idleTimeout: Scripted.unreached)))
         let request = Task { await Self.failure(client, "https://app.corp.example/") }
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Long: in a full parallel run this task may wait many seconds for a pool thread.
+        let deadline = ContinuousClock.now + .seconds(60)
         while !first.requestHead.hasPrefix("CONNECT app.corp.example:443 "), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
