@@ -129,4 +129,22 @@ import Testing
         let run = Self.answered([0x14, 0x03, 0x03, 0x00, 0x02, 0x01, 0x01])
         #expect(run.refusal?.reason == .badTLSHandshake)
     }
+
+    /// Both sides malformed while the ServerHello is awaited: whichever record is complete
+    /// first is named, so the detail follows arrival, and the verdict does not. (The fuzz
+    /// target's split invariant compares refusals by reason code for this reason; its seed
+    /// `both-sides-malformed-after-a-retry` is the input that showed it.)
+    @Test(arguments: [true, false])
+    func bothSidesMalformedIsABadHandshakeWhicheverIsCompleteFirst(clientFirst: Bool) {
+        let unknownType: [UInt8] = [0x01, 0x03, 0x03, 0x00, 0x01, 0x00]
+        let badChangeCipherSpec: [UInt8] = [0x14, 0x03, 0x03, 0x00, 0x01, 0x05]
+        var run = Harness()
+        run.client(B.clientHello() + unknownType.prefix(clientFirst ? 6 : 1))
+        run.server(badChangeCipherSpec)
+        if !clientFirst { run.client(Array(unknownType.dropFirst())) }
+        #expect(run.refusal?.reason == .badTLSHandshake)
+        #expect(run.refusal?.detail.contains(clientFirst ? "unknown content type 1" : "ChangeCipherSpec") == true,
+                "\(String(describing: run.refusal))")
+        #expect(run.toServer == B.clientHello() && run.toClient.isEmpty)
+    }
 }
