@@ -127,7 +127,7 @@ extension RelayHTTPClient {
                     retry: status == 503 ? .relayRefused(status: status) : nil, relayAtFault: status == 503)
             }
             do throws(ClientAuthError) {
-                try proxySession?.accepted(AuthChallenge.parse(headerValues: responseHead.headers.values("proxy-authenticate")))
+                try proxySession?.accepted(headerValues: responseHead.headers.values("proxy-authenticate"))
             } catch {
                 await responseBody.cancel()
                 throw HTTPAttemptFailure(error: RelayHTTPError(.mutualAuthFailed, "the relay did not prove its identity (\(error))",
@@ -135,7 +135,7 @@ extension RelayHTTPClient {
                                          retry: nil, relayAtFault: true)
             }
             do throws(ClientAuthError) {
-                try serverSession?.accepted(AuthChallenge.parse(headerValues: responseHead.headers.values("www-authenticate")))
+                try serverSession?.accepted(headerValues: responseHead.headers.values("www-authenticate"))
             } catch {
                 await responseBody.cancel()
                 throw .final(RelayHTTPError(.mutualAuthFailed, "the server did not prove its identity (\(error))",

@@ -91,7 +91,7 @@ public struct RelayInfrastructure: Sendable {
             guard answer.head.status == 407 else {
                 do throws(ClientAuthError) {
                     if authorization != nil {
-                        try session?.accepted(AuthChallenge.parse(headerValues: answer.head.headers.values("Proxy-Authenticate")))
+                        try session?.accepted(headerValues: answer.head.headers.values("Proxy-Authenticate"))
                     }
                 } catch {
                     throw RelayClientError(.mutualAuthFailed, "\(relay.url.authority) did not prove its identity: \(error)",

@@ -59,7 +59,7 @@ struct ProxyConnectExchange {
             case .established(let leftover):
                 if authorization != nil {
                     do throws(ClientAuthError) {
-                        try auth?.accepted(AuthChallenge.parse(headerValues: established))
+                        try auth?.accepted(headerValues: established)
                     } catch {
                         stream.close()
                         return .unproven(error)

@@ -97,12 +97,18 @@ public struct ClientAuthSession: Sendable {
     }
 
     /// Tells the session the request answered last was not refused. `challenges` are those
-    /// of that response: a Negotiate peer's final token there proves its identity (mutual
+    /// of that response (`headerValues`: its `Proxy-Authenticate` or `WWW-Authenticate`
+    /// values): a Negotiate peer's final token there proves its identity (mutual
     /// authentication, RFC 4559 §5) and is checked; a token GSS-API rejects, or one that
     /// leaves the context unfinished, throws `mutual-auth-failed`, and the response must not
     /// be used. A success without a token is taken, as curl and browsers take it: the
     /// initiator asks for mutual authentication but a peer may skip the last leg, and a
     /// peer that could forge a success could as well have answered without a challenge.
+    public mutating func accepted(headerValues: [String]) throws(ClientAuthError) {
+        try accepted(AuthChallenge.parse(headerValues: headerValues))
+    }
+
+    /// `accepted(headerValues:)` on challenges already parsed.
     public mutating func accepted(_ challenges: [AuthChallenge] = []) throws(ClientAuthError) {
         awaitingVerdict = false
         preemptiveInFlight = false
