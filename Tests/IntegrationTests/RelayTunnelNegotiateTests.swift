@@ -11,18 +11,9 @@ extension IntegrationSuite {
     @Suite("RelayTunnel Negotiate")
     struct RelayTunnelNegotiateTests {
         /// Points this process's krb5 library at `kdc` for `body`: the in-process initiator
-        /// has to find the KDC. The integration run is serialized, so no other test sees it.
+        /// has to find the KDC.
         static func withRealm<T>(_ kdc: TestKDC, _ body: () async throws -> T) async rethrows -> T {
-            let names = ["KRB5_CONFIG", "KRB5RCACHEDIR"]
-            let saved = names.map { name in (name, getenv(name).map { String(cString: $0) }) }
-            setenv("KRB5_CONFIG", kdc.krb5ConfigPath, 1)
-            setenv("KRB5RCACHEDIR", kdc.directory, 1)
-            defer {
-                for (name, value) in saved {
-                    if let value { setenv(name, value, 1) } else { unsetenv(name) }
-                }
-            }
-            return try await body()
+            try await kdc.withProcessRealm(body)
         }
 
         /// A relay taking Negotiate with `kdc`'s service key and registering `port`.

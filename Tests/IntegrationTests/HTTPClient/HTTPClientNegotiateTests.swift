@@ -13,26 +13,25 @@ extension IntegrationSuite {
         func negotiate() async throws {
             let kdc = try TestKDC()
             defer { kdc.stop() }
-            // The in-process initiator finds the KDC through these; the suite runs serialized.
-            let saved = getenv("KRB5_CONFIG").map { String(cString: $0) }
-            setenv("KRB5_CONFIG", kdc.krb5ConfigPath, 1)
-            defer { if let saved { setenv("KRB5_CONFIG", saved, 1) } else { unsetenv("KRB5_CONFIG") } }
-            let origin = try TLSScriptedOrigin()
-            defer { origin.stop() }
-            let relay = try RelayProcess(config: RelayConfigText.proxy([
-                "auth negotiate keytab=\(kdc.keytabPath) principal=\(TestKDC.servicePrincipal)",
-                "server 127.0.0.1:\(origin.port)", "server localhost:\(origin.port)",
-            ]), environment: kdc.environment)
-            defer { relay.stop() }
-            let client = try HTTPClientTests.client(relay, caFile: origin.caFile,
-                                                    proxy: .kerberos(credentialCache: kdc.credentialCache))
-            for url in ["http://127.0.0.1:\(origin.port)/hello", "https://localhost:\(origin.port)/hello"] {
-                let response = try await client.execute("GET", url)
-                #expect(response.status == 200, "\(url): \(relay.stderr.suffix(1500))")
-                #expect(try await HTTPClientTests.text(response).hasPrefix("conn "))
+            // The in-process initiator finds the KDC through the realm's variables.
+            try await kdc.withProcessRealm {
+                let origin = try TLSScriptedOrigin()
+                defer { origin.stop() }
+                let relay = try RelayProcess(config: RelayConfigText.proxy([
+                    "auth negotiate keytab=\(kdc.keytabPath) principal=\(TestKDC.servicePrincipal)",
+                    "server 127.0.0.1:\(origin.port)", "server localhost:\(origin.port)",
+                ]), environment: kdc.environment)
+                defer { relay.stop() }
+                let client = try HTTPClientTests.client(relay, caFile: origin.caFile,
+                                                        proxy: .kerberos(credentialCache: kdc.credentialCache))
+                for url in ["http://127.0.0.1:\(origin.port)/hello", "https://localhost:\(origin.port)/hello"] {
+                    let response = try await client.execute("GET", url)
+                    #expect(response.status == 200, "\(url): \(relay.stderr.suffix(1500))")
+                    #expect(try await HTTPClientTests.text(response).hasPrefix("conn "))
+                }
+                let rows = relay.audit.waitForEvents(where: "event LIKE '%-open' AND scheme = 'Negotiate'")
+                #expect(rows.compactMap { $0["principal"] }.contains(TestKDC.userPrincipal), "\(relay.audit.dump())")
             }
-            let rows = relay.audit.waitForEvents(where: "event LIKE '%-open' AND scheme = 'Negotiate'")
-            #expect(rows.compactMap { $0["principal"] }.contains(TestKDC.userPrincipal), "\(relay.audit.dump())")
         }
     }
 }

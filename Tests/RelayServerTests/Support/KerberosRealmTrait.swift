@@ -1,5 +1,4 @@
 import KerberosTestSupport
-import Glibc
 import Testing
 
 /// Runs a whole suite inside one `TestKDC` (started once, about a second, stopped after
@@ -7,8 +6,8 @@ import Testing
 ///
 /// It also points this test process's own krb5 library at the realm (`KRB5_CONFIG`, and
 /// `KRB5RCACHEDIR` so a default replay cache lands in the realm's directory rather than
-/// /var/tmp): the in-process initiator has to find the KDC. That is process-global, so
-/// only one suite may carry this trait.
+/// /var/tmp): the in-process initiator has to find the KDC. That is process-global:
+/// `TestKDC.withProcessRealm` holds it for the suite, and other realms wait.
 struct KerberosRealmTrait: SuiteTrait, TestScoping {
     @TaskLocal static var current: TestKDC?
 
@@ -16,16 +15,7 @@ struct KerberosRealmTrait: SuiteTrait, TestScoping {
                       performing function: @Sendable () async throws -> Void) async throws {
         let kdc = try TestKDC()
         defer { kdc.stop() }
-        let names: [String] = ["KRB5_CONFIG", "KRB5RCACHEDIR"]
-        let saved = names.map { name in (name, getenv(name).map { String(cString: $0) }) }
-        setenv("KRB5_CONFIG", kdc.krb5ConfigPath, 1)
-        setenv("KRB5RCACHEDIR", kdc.directory, 1)
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
-            }
-        }
-        try await KerberosRealmTrait.$current.withValue(kdc) { try await function() }
+        try await kdc.withProcessRealm { try await KerberosRealmTrait.$current.withValue(kdc) { try await function() } }
     }
 
     /// The suite's realm; fails the test if the suite forgot the trait.
